@@ -1,0 +1,3 @@
+from kbench.cli import app
+
+app(prog_name="kbench")

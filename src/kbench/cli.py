@@ -1,0 +1,103 @@
+"""The ``kbench`` command line: a thin layer over the Python API.
+
+Exit status: 0 whenever a verdict was reached (whatever it says); 2 for usage
+errors (a missing file, an unknown device, an unusable problem file).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kbench import report
+from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, resolve_device
+from kbench.problem import ProblemError, resolve_size
+from kbench.solution import Solution, SolutionError
+from kbench.suite import SUITE_DIR, find_problem, suite_problems
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite.")
+app.add_typer(problems_app, name="problems")
+EXAMPLES_DIR = Path(__file__).parent / "examples"
+console = Console()
+
+
+def _usage_error(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code=2)
+
+
+def _checked_device(device: Optional[str]) -> str:
+    try:
+        return resolve_device(device)
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from exc
+
+
+@app.command("eval")
+def eval_command(
+    solution: Path = typer.Argument(..., help="Solution file defining ModelNew.", exists=True, dir_okay=False),
+    problem: str = typer.Option(..., "--problem", "-p", help="Problem file path or suite id (level1/relu)."),
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds for the candidate's whole evaluation."),
+    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+    trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
+    timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Judge one solution against one problem: verdict, errors, timings."""
+    dev = _checked_device(device)
+    try:
+        resolve_size(size, dev)
+        prob = find_problem(problem)
+        sol = Solution.from_file(solution)
+        verdict = evaluate(prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing)
+    except (ProblemError, SolutionError, ValueError) as exc:
+        raise _usage_error(str(exc)) from exc
+    if as_json:
+        typer.echo(verdict.to_json())
+    else:
+        report.print_verdict(console, verdict)
+
+
+@app.command()
+def demo(
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per evaluation."),
+) -> None:
+    """Judge the bundled example solutions against their problems."""
+    dev = _checked_device(device)
+    verdicts = []
+    for example in sorted(EXAMPLES_DIR.glob("*.py")):
+        problem_id = f"level1/{example.stem}"
+        console.rule(f"{problem_id}  <-  examples/{example.name}")
+        verdict = evaluate(problem_id, example, dev, timeout=timeout)
+        report.print_verdict(console, verdict)
+        verdicts.append(verdict)
+    console.print(report.speedup_table(verdicts))
+
+
+@problems_app.command("list")
+def problems_list(
+    level: Optional[int] = typer.Option(None, help="Only this level."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
+) -> None:
+    """List the bundled problems."""
+    problems = suite_problems(level)
+    if as_json:
+        rows = [{"id": p.id, "level": p.level, "name": p.name, "path": str(p.path)} for p in problems]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "level", "name", title=f"{len(problems)} problems in {SUITE_DIR}")
+    for p in problems:
+        table.add_row(p.id, str(p.level), p.name)
+    console.print(table)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,172 @@
+"""Comparing a candidate's outputs with the reference's, outside both processes.
+
+Checks run in order and the first failure is the reason: structure (same
+nesting of tuples, lists and dicts), then per tensor its type, shape, dtype and
+device, then finiteness (finite wherever the reference is finite; NaN and
+infinities only where the reference has the same), then values within the
+tolerance ``|actual - expected| <= atol + rtol * |expected|``. Integer and
+boolean outputs must match exactly. Errors are computed in float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+# Default tolerances per dtype. fp32 is held to 1e-4 absolute and relative;
+# half-precision types to 1e-2. A problem may set its own (KBENCH_TOLERANCE).
+DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
+    "float64": {"atol": 1e-7, "rtol": 1e-7},
+    "float32": {"atol": 1e-4, "rtol": 1e-4},
+    "complex64": {"atol": 1e-4, "rtol": 1e-4},
+    "float16": {"atol": 1e-2, "rtol": 1e-2},
+    "bfloat16": {"atol": 1e-2, "rtol": 1e-2},
+}
+EXACT = {"atol": 0.0, "rtol": 0.0}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def tolerance_for(dtype: torch.dtype, overrides: dict[str, dict[str, float]]) -> dict[str, float]:
+    name = dtype_name(dtype)
+    if name in overrides:
+        return {**DEFAULT_TOLERANCES.get(name, EXACT), **overrides[name]}
+    return DEFAULT_TOLERANCES.get(name, EXACT)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of comparing one set of outputs; ``check`` names what failed."""
+
+    ok: bool
+    check: str
+    detail: str
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+
+def leaves(obj: Any, path: str = "output") -> tuple[list[tuple[str, Any]], list[str]]:
+    """(path, leaf) pairs and a structural signature of a nested output."""
+    found: list[tuple[str, Any]] = []
+    shape: list[str] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, (tuple, list)):
+            shape.append(f"{where}:{type(node).__name__}[{len(node)}]")
+            for i, item in enumerate(node):
+                walk(item, f"{where}[{i}]")
+        elif isinstance(node, dict):
+            shape.append(f"{where}:dict{sorted(map(str, node))}")
+            for key in sorted(node, key=str):
+                walk(node[key], f"{where}[{key!r}]")
+        else:
+            found.append((where, node))
+
+    walk(obj, path)
+    return found, shape
+
+
+def compare_outputs(
+    expected: Any,
+    actual: Any,
+    expected_devices: dict[str, str],
+    actual_devices: dict[str, str],
+    tolerance_overrides: dict[str, dict[str, float]] | None = None,
+) -> Comparison:
+    """Compare two (CPU-loaded) outputs; devices are as each process reported them."""
+    overrides = tolerance_overrides or {}
+    expected_leaves, expected_shape = leaves(expected)
+    actual_leaves, actual_shape = leaves(actual)
+    if expected_shape != actual_shape or len(expected_leaves) != len(actual_leaves):
+        return Comparison(
+            False,
+            "structure",
+            f"expected {_describe(expected)}, got {_describe(actual)}",
+        )
+    worst_abs, worst_rel = 0.0, 0.0
+    for (where, want), (_, got) in zip(expected_leaves, actual_leaves):
+        if not isinstance(want, torch.Tensor):
+            if type(got) is not type(want) or got != want:
+                return Comparison(False, "value", f"{where}: expected {want!r}, got {got!r}")
+            continue
+        if not isinstance(got, torch.Tensor):
+            return Comparison(
+                False, "type", f"{where}: expected a tensor, got {type(got).__name__}"
+            )
+        if got.shape != want.shape:
+            return Comparison(
+                False, "shape", f"{where}: expected shape {tuple(want.shape)}, got {tuple(got.shape)}"
+            )
+        if got.dtype != want.dtype:
+            return Comparison(
+                False, "dtype", f"{where}: expected dtype {dtype_name(want.dtype)}, got {dtype_name(got.dtype)}"
+            )
+        if expected_devices.get(where) != actual_devices.get(where):
+            return Comparison(
+                False,
+                "device",
+                f"{where}: expected device {expected_devices.get(where)}, got {actual_devices.get(where)}",
+            )
+        result = _compare_values(where, want, got, tolerance_for(want.dtype, overrides))
+        if not result.ok:
+            return result
+        worst_abs = max(worst_abs, result.max_abs_error or 0.0)
+        worst_rel = max(worst_rel, result.max_rel_error or 0.0)
+    return Comparison(True, "ok", "all outputs match", worst_abs, worst_rel)
+
+
+def _compare_values(where: str, want: torch.Tensor, got: torch.Tensor, tol: dict[str, float]) -> Comparison:
+    if want.is_complex():
+        want, got = torch.view_as_real(want), torch.view_as_real(got)
+    want64, got64 = want.to(torch.float64), got.to(torch.float64)
+    want_finite, got_finite = torch.isfinite(want64), torch.isfinite(got64)
+    special_mismatch = (want_finite != got_finite) | (
+        ~want_finite & ~(torch.isnan(want64) & torch.isnan(got64)) & (want64 != got64)
+    )
+    if bool(special_mismatch.any()):
+        index = _first_index(special_mismatch)
+        count = int(special_mismatch.sum())
+        return Comparison(
+            False,
+            "finite",
+            f"{where}: {count} element(s) non-finite where the reference differs "
+            f"(first at {index}: expected {want64[index].item()}, got {got64[index].item()})",
+        )
+    if want64.numel() == 0:
+        return Comparison(True, "ok", "", 0.0, 0.0)
+    diff = torch.where(want_finite, (got64 - want64).abs(), torch.zeros_like(want64))
+    max_abs = float(diff.max())
+    rel = diff / want64.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    max_rel = float(torch.where(diff > 0, rel, torch.zeros_like(rel)).max())
+    bad = diff > tol["atol"] + tol["rtol"] * want64.abs()
+    if bool(bad.any()):
+        index = _first_index(bad)
+        return Comparison(
+            False,
+            "values",
+            f"{where}: {int(bad.sum())} of {want64.numel()} element(s) outside "
+            f"atol={tol['atol']:g} rtol={tol['rtol']:g}; max abs error {max_abs:.6g}, "
+            f"max rel error {max_rel:.6g} (first at {index}: expected "
+            f"{want64[index].item():.8g}, got {got64[index].item():.8g})",
+            max_abs,
+            max_rel,
+        )
+    return Comparison(True, "ok", "", max_abs, max_rel)
+
+
+def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
+    return tuple(int(i) for i in mask.nonzero()[0]) if mask.dim() else ()
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, torch.Tensor):
+        return f"tensor{tuple(obj.shape)}"
+    if isinstance(obj, (tuple, list)):
+        return f"{type(obj).__name__} of {len(obj)} [" + ", ".join(_describe(x) for x in obj) + "]"
+    if isinstance(obj, dict):
+        return "dict {" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in obj.items()) + "}"
+    return type(obj).__name__

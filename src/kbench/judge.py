@@ -1,0 +1,333 @@
+"""The judge: one solution, one problem, one verdict.
+
+Two worker processes take part: a reference worker that only ever loads the
+problem's ``Model``, and a candidate worker that loads the solution's
+``ModelNew``. The judge draws every seed after the candidate is built (so the
+candidate cannot predict them), and compares outputs in its own process. For
+each trial the candidate answers first and the reference second, so an
+expected output never exists while the candidate could still change its own
+answer. The eager baseline is timed after the candidate's process is gone,
+so nothing of the candidate shares the GPU with it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
+from kbench.problem import Problem, ProblemError, resolve_size
+from kbench.sandbox import Worker, WorkerLost
+from kbench.solution import Solution
+from kbench.suite import find_problem
+from kbench.timing import TimingSettings
+from kbench.verdict import Trial, Verdict
+
+DEFAULT_TRIALS = 5
+DEFAULT_TIMEOUT = 300.0
+REFERENCE_TIMEOUT = 600.0
+CHECK_MARGIN_SECONDS = 5.0
+
+# Which status a failure in each worker phase gets.
+PHASE_STATUS = {
+    "build": "compile_error",
+    "init": "compile_error",
+    "forward": "runtime_error",
+    "output": "incorrect",
+}
+LOST_STATUS = {"timeout": "timeout", "died": "crashed", "memory": "crashed", "protocol": "crashed"}
+
+
+def cache_dir() -> Path:
+    """Where compiled extensions are kept between evaluations (keyed by content)."""
+    root = os.environ.get("KBENCH_CACHE") or Path.home() / ".cache" / "kbench"
+    return Path(root)
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_device(device: str | None) -> str:
+    """Validate a device name; ValueError for one this machine does not have."""
+    device = device or default_device()
+    if device == "cpu":
+        return device
+    if device == "cuda" or device.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: no CUDA GPU is available on this machine")
+        index = int(device.split(":")[1]) if ":" in device and device.split(":")[1].isdigit() else None
+        if device != "cuda" and (index is None or index >= torch.cuda.device_count()):
+            raise ValueError(f"device {device!r}: no such GPU ({torch.cuda.device_count()} visible)")
+        return device
+    raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N")
+
+
+def worker_env(device: str) -> dict[str, str]:
+    env = {"TORCH_EXTENSIONS_DIR": str(cache_dir() / "torch_extensions")}
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+class _Verdict(Exception):
+    """Ends an evaluation early with a status and reason."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def evaluate(
+    problem: Problem | str | Path,
+    solution: Solution | str | Path,
+    device: str | None = None,
+    *,
+    size: str = "auto",
+    trials: int = DEFAULT_TRIALS,
+    timeout: float = DEFAULT_TIMEOUT,
+    measure_time: bool = True,
+    timing: TimingSettings = TimingSettings(),
+    memory_limit_bytes: int | None = None,
+) -> Verdict:
+    """Judge ``solution`` against ``problem`` and return the verdict.
+
+    ``timeout`` bounds the candidate's whole evaluation (build, trials and
+    timing). Raises ProblemError when the problem itself is unusable and
+    ValueError for an unknown device or size; every fault of the candidate
+    ends in a verdict instead.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes)
+    return evaluation.run(measure_time)
+
+
+class _Evaluation:
+    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes):
+        self.problem: Problem = problem
+        self.solution: Solution = solution
+        self.device: str = device
+        self.size: str = size
+        self.trials = trials
+        self.timeout = timeout
+        self.timing_settings: TimingSettings = timing
+        self.memory_limit = memory_limit_bytes
+        self.phase_seconds: dict[str, float] = {}
+        self.record: dict[str, Any] = {"trials": [], "baselines": {}, "speedup": {}, "tolerance": {}}
+        self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
+
+    def run(self, measure_time: bool) -> Verdict:
+        started = time.monotonic()
+        self.deadline = started + self.timeout
+        self.reference_deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
+        with tempfile.TemporaryDirectory(prefix="kbench-") as tmp:
+            self.tmp = Path(tmp)
+            solution_path = self.tmp / "solution.py"
+            solution_path.write_text(self.solution.source)
+            env = worker_env(self.device)
+            reference = Worker(env, self.memory_limit)
+            candidate = Worker(env, self.memory_limit)
+            self.candidate = candidate
+            try:
+                status, reason = self._judge(reference, candidate, solution_path, measure_time)
+            finally:
+                candidate.close()
+                reference.close()
+        return self._verdict(status, reason, candidate, time.monotonic() - started)
+
+    def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
+        load = {
+            "op": "load",
+            "problem_path": str(self.problem.path),
+            "problem_sha256": self.problem.sha256,
+            "small": self.problem.small,
+            "size": self.size,
+            "device": self.device,
+            "init_seed": self.seeds["init"],
+            "solution_path": str(solution_path),
+        }
+        try:
+            reference.send({**load, "role": "reference"})
+            candidate.send({**load, "role": "candidate"})
+            with self._phase("load"):
+                loaded = self._ask_candidate(candidate, "building and loading the solution")
+                ref_loaded = self._ask_reference(reference, "loading the problem")
+            self.record["device_name"] = ref_loaded.get("device_name")
+            self.record["versions"] = ref_loaded.get("versions", {})
+            self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
+
+            self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
+            with self._phase("trials"):
+                for index, seed in enumerate(self.seeds["trials"]):
+                    comparison, _ = self._compare_call(reference, candidate, "run", seed, f"trial {index}")
+                    self.record["trials"].append(Trial(index=index, ok=comparison.ok, **_fields(comparison)))
+                    if not comparison.ok:
+                        raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
+            if measure_time:
+                self._measure(reference, candidate)
+        except _Verdict as verdict:
+            return verdict.status, verdict.reason
+        except WorkerLost as lost:
+            return LOST_STATUS[lost.kind], lost.detail
+        return "correct", f"{self.trials} of {self.trials} trials match the reference"
+
+    def _measure(self, reference: Worker, candidate: Worker) -> None:
+        """Time the candidate, check the output of its last call, then time eager alone."""
+        self.seeds["timing"] = secrets.randbits(62)
+        budget = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
+        if budget <= 0:
+            raise _Verdict("timeout", "no time left to measure within the time limit")
+        with self._phase("timing"):
+            comparison, timed = self._compare_call(
+                reference, candidate, "time", self.seeds["timing"], "timing the solution", budget
+            )
+        if not comparison.ok:
+            raise _Verdict("incorrect", f"a timed call's output differs: {comparison.check}: {comparison.detail}")
+        candidate.close()
+        with self._phase("baseline"):
+            eager = self._ask_reference(
+                reference,
+                "timing the eager reference",
+                self._message("time", self.seeds["timing"], self.tmp / "reference_timed.pt"),
+            )
+        ref_ms, cand_ms = eager["timing"]["median_ms"], timed["timing"]["median_ms"]
+        self.record["timing"] = timed["timing"]
+        self.record["baselines"]["eager"] = {"runtime_ms": ref_ms, "timing": eager["timing"]}
+        self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
+
+    def _message(self, op: str, seed: int, path: Path, budget_seconds: float | None = None) -> dict[str, Any]:
+        return {
+            "op": op,
+            "seed": seed,
+            "path": str(path),
+            "settings": asdict(self.timing_settings),
+            "budget_seconds": budget_seconds or self.timing_settings.budget_seconds,
+        }
+
+    def _compare_call(
+        self, reference: Worker, candidate: Worker, op: str, seed: int, what: str, budget_seconds: float | None = None
+    ) -> tuple[Comparison, dict[str, Any]]:
+        """Candidate first, reference second, then compare; both files removed at once."""
+        cand_path, ref_path = self.tmp / "candidate.pt", self.tmp / "reference.pt"
+        cand_answer = self._ask_candidate(candidate, what, self._message(op, seed, cand_path, budget_seconds))
+        ref_op = "check" if op == "time" else "run"
+        ref_answer = self._ask_reference(reference, what, self._message(ref_op, seed, ref_path))
+        expected = _load_and_remove(ref_path)
+        self._note_tolerance(expected)
+        try:
+            actual = _load_and_remove(cand_path)
+        except Exception as exc:  # a file the candidate wrote that torch cannot read safely
+            return Comparison(False, "output", f"the output could not be read back ({exc})"), cand_answer
+        comparison = compare_outputs(
+            expected, actual, ref_answer["devices"], _devices(cand_answer), self.problem.tolerance
+        )
+        return comparison, cand_answer
+
+    def _ask_candidate(self, candidate: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The candidate's answer (to ``message``, or to the one already sent)."""
+        answer = candidate.request(message, self.deadline, what) if message else candidate.receive(self.deadline, what)
+        if not answer["ok"]:
+            phase = answer.get("phase")
+            status = PHASE_STATUS.get(phase, "runtime_error")
+            raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip())
+        return answer
+
+    def _ask_reference(self, reference: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The reference's answer; any failure there is the problem's, not the candidate's."""
+        try:
+            answer = (
+                reference.request(message, self.reference_deadline, what)
+                if message
+                else reference.receive(self.reference_deadline, what)
+            )
+        except WorkerLost as lost:
+            raise ProblemError(f"problem {self.problem.path}: the reference failed while {what}: {lost.detail}") from lost
+        if not answer["ok"]:
+            raise ProblemError(
+                f"problem {self.problem.path}: the reference failed while {what}: "
+                f"{answer.get('error')}\n{answer.get('traceback', '')}".strip()
+            )
+        return answer
+
+    def _note_tolerance(self, expected: Any) -> None:
+        for _, leaf in leaves(expected)[0]:
+            if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+                self.record["tolerance"][dtype_name(leaf.dtype)] = tolerance_for(leaf.dtype, self.problem.tolerance)
+
+    @contextmanager
+    def _phase(self, name: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phase_seconds[name] = time.monotonic() - start
+
+    def _verdict(self, status: str, reason: str, candidate: Worker, wall: float) -> Verdict:
+        trials = self.record["trials"]
+        correct = status == "correct"
+        errors = [t for t in trials if t.max_abs_error is not None]
+        timing = self.record.get("timing") if correct else None
+        baselines = self.record["baselines"] or {"eager": {"runtime_ms": None}}
+        speedup = self.record["speedup"] or {"eager": None}
+        return Verdict(
+            problem=self.problem.id,
+            problem_path=str(self.problem.path),
+            problem_sha256=self.problem.sha256,
+            solution_path=str(self.solution.path) if self.solution.path else None,
+            solution_sha256=self.solution.sha256,
+            device=self.device,
+            size=self.size,
+            status=status,
+            correct=correct,
+            reason=reason,
+            runtime_ms=timing["median_ms"] if timing else None,
+            baselines=baselines if correct else {"eager": {"runtime_ms": None}},
+            speedup=speedup if correct else {"eager": None},
+            timing=timing,
+            device_name=self.record.get("device_name"),
+            trials=trials,
+            max_abs_error=max((t.max_abs_error for t in errors), default=None),
+            max_rel_error=max((t.max_rel_error or 0.0 for t in errors), default=None),
+            tolerance=self.record["tolerance"],
+            seeds=self.seeds,
+            phase_seconds=self.phase_seconds,
+            wall_seconds=wall,
+            output_tail=candidate.output.text(),
+            output_bytes=candidate.output.total_bytes,
+            versions=self.record.get("versions", {}),
+        )
+
+
+def _fields(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "check": comparison.check,
+        "detail": comparison.detail,
+        "max_abs_error": comparison.max_abs_error,
+        "max_rel_error": comparison.max_rel_error,
+    }
+
+
+def _devices(answer: dict[str, Any]) -> dict[str, str]:
+    devices = answer.get("devices")
+    if not isinstance(devices, dict):
+        raise WorkerLost("protocol", "the candidate's answer lists no output devices")
+    return {str(k): str(v) for k, v in devices.items()}
+
+
+def _load_and_remove(path: Path) -> Any:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    finally:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,36 @@
+"""Matrix product with a transposed right operand: C = A @ B.T, A stored as (M, K), B as (N, K)."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 1
+KBENCH_NAME = "Matrix product, B transposed"
+KBENCH_SMALL = {"m": 96, "k": 144, "n": 128}
+
+m = 3072
+k = 6144
+n = 4096
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b.T)
+
+
+def get_inputs():
+    return [torch.randn(m, k), torch.randn(n, k)]
+
+
+def get_init_inputs():
+    return []
+
+
+def kbench_flops():
+    return 2 * m * n * k
+
+
+def kbench_bytes():
+    return 4 * (m * k + n * k + m * n)

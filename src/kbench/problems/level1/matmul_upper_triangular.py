@@ -1,0 +1,36 @@
+"""Upper-triangular matrix product: C = triu(triu(A) @ triu(B)); inputs are full Gaussian matrices whose lower parts must be ignored."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 1
+KBENCH_NAME = "Upper-triangular matrix product"
+KBENCH_SMALL = {"n": 112}
+
+n = 5120
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.triu(torch.matmul(torch.triu(a), torch.triu(b)))
+
+
+def get_inputs():
+    return [torch.randn(n, n), torch.randn(n, n)]
+
+
+def get_init_inputs():
+    return []
+
+
+def kbench_flops():
+    # C[i, j] = sum_{i <= t <= j} A[i, t] B[t, j]: n(n+1)(n+2)/6 multiply-adds.
+    return 2 * (n * (n + 1) * (n + 2) // 6)
+
+
+def kbench_bytes():
+    # The two upper triangles read, the full output written.
+    return 4 * (n * (n + 1) + n * n)

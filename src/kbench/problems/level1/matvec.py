@@ -1,0 +1,35 @@
+"""Matrix-vector product y = A @ x with A of shape (M, K) and x of shape (K, 1); bound by reading A."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 1
+KBENCH_NAME = "Matrix-vector product"
+KBENCH_SMALL = {"m": 256, "k": 1024}
+
+m = 16384
+k = 32768
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, x)
+
+
+def get_inputs():
+    return [torch.randn(m, k), torch.randn(k, 1)]
+
+
+def get_init_inputs():
+    return []
+
+
+def kbench_flops():
+    return 2 * m * k
+
+
+def kbench_bytes():
+    return 4 * (m * k + k + m)

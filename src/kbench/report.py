@@ -1,0 +1,65 @@
+"""Human-readable renderings of verdicts for the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from kbench.verdict import Verdict
+
+STATUS_STYLE = {"correct": "bold green", "incorrect": "bold red", "rejected": "bold magenta"}
+OUTPUT_LINES_SHOWN = 15
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.6g} ms"
+
+
+def _timing_line(timing: dict | None) -> str:
+    if not timing:
+        return "-"
+    rel = timing.get("rel_error")
+    rel_text = f", median +-{100 * rel:.2g}%" if rel is not None else ""
+    return (
+        f"median {timing['median_ms']:.6g} ms (IQR {timing['p25_ms']:.6g}-{timing['p75_ms']:.6g}, "
+        f"n={timing['count']}{rel_text}, {timing['clock']})"
+    )
+
+
+def print_verdict(console: Console, verdict: Verdict) -> None:
+    style = STATUS_STYLE.get(verdict.status, "bold yellow")
+    console.print(f"[{style}]{verdict.status}[/{style}]  {verdict.problem} on {verdict.device} "
+                  f"({verdict.device_name or 'device unknown'}, size {verdict.size})", highlight=False)
+    console.print(f"  reason: {verdict.reason}", highlight=False, markup=False)
+    if verdict.max_abs_error is not None:
+        console.print(f"  max abs error {verdict.max_abs_error:.3g}, max rel error {verdict.max_rel_error:.3g}, "
+                      f"tolerance {verdict.tolerance}", highlight=False)
+    if verdict.correct and verdict.timing:
+        eager = verdict.baselines.get("eager", {})
+        console.print(f"  candidate: {_timing_line(verdict.timing)}", highlight=False)
+        console.print(f"  eager:     {_timing_line(eager.get('timing'))}", highlight=False)
+        speedup = verdict.speedup.get("eager")
+        if speedup is not None:
+            console.print(f"  speedup over eager: {speedup:.4g}x", highlight=False)
+    phases = ", ".join(f"{k} {v:.2f}s" for k, v in verdict.phase_seconds.items())
+    console.print(f"  wall {verdict.wall_seconds:.2f}s ({phases})", highlight=False)
+    if verdict.output_tail.strip() and not verdict.correct:
+        lines = verdict.output_tail.rstrip().splitlines()[-OUTPUT_LINES_SHOWN:]
+        console.print(f"  candidate output ({verdict.output_bytes} bytes, last lines):", highlight=False)
+        for line in lines:
+            console.print(f"    {line}", highlight=False, markup=False)
+
+
+def speedup_table(verdicts: list[Verdict]) -> Table:
+    table = Table("problem", "status", "candidate", "eager", "speedup", "clock", title="Speedup over eager PyTorch")
+    for v in verdicts:
+        speedup = v.speedup.get("eager")
+        table.add_row(
+            v.problem,
+            v.status,
+            _ms(v.runtime_ms),
+            _ms(v.baselines.get("eager", {}).get("runtime_ms")),
+            "-" if speedup is None else f"{speedup:.3g}x",
+            (v.timing or {}).get("clock", "-"),
+        )
+    return table

@@ -1,0 +1,234 @@
+"""The timing protocol: how one module's forward call is timed on one device.
+
+Each timed call is preceded, outside the timed region, by fresh input values,
+an L2 cache flush (a write to a buffer of at least twice the device's L2) and a
+device-wide synchronisation; on CUDA the call is bracketed by events, and a
+host clock around the synchronised call bounds what the events say (a second
+opinion that sees every stream). Warm-up runs until compilation and
+autotuning are out of the way; repetitions stop when the median's relative
+uncertainty is under a target, or when a time budget or call cap is reached.
+On the CPU the same loop runs with a monotonic clock and says so.
+
+This module runs inside worker processes. It captures the clock and
+synchronisation functions when it is imported, before any candidate code, so a
+candidate that replaces ``torch.cuda.synchronize`` or ``time.perf_counter``
+does not change what the protocol calls.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import torch
+
+_perf_ns = time.perf_counter_ns
+_cuda_sync = torch.cuda.synchronize
+_CudaEvent = torch.cuda.Event
+
+CPU_FLUSH_BYTES = 64 << 20
+MIN_CUDA_FLUSH_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """Knobs of the protocol; recorded with every measurement."""
+
+    warmup_calls: int = 3
+    warmup_seconds: float = 0.1
+    min_calls: int = 10
+    max_calls: int = 1000
+    target_rel_error: float = 0.005
+    budget_seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One measured distribution of per-call times, unrounded, in milliseconds."""
+
+    clock: str
+    median_ms: float
+    mean_ms: float
+    stdev_ms: float
+    min_ms: float
+    max_ms: float
+    p25_ms: float
+    p75_ms: float
+    count: int
+    rel_error: float | None
+    host_median_ms: float
+    warmup_calls: int
+    stop_reason: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def median_rel_error(samples: list[float]) -> float:
+    """Relative standard error of the median, from the order-statistic 95% interval.
+
+    Distribution-free: the interval between the ranks n/2 -+ 0.98*sqrt(n)
+    covers the median with about 95% probability; half its width over 1.96 is
+    a standard error.
+    """
+    n = len(samples)
+    if n < 3:
+        return math.inf
+    ordered = sorted(samples)
+    lo = max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))
+    hi = min(n - 1, math.ceil(n / 2 + 0.98 * math.sqrt(n)))
+    median = statistics.median(ordered)
+    if median <= 0:
+        return math.inf
+    return (ordered[hi] - ordered[lo]) / (2 * 1.96) / median
+
+
+class FreshInputs:
+    """Gives every call new input values, identically in every process.
+
+    The base inputs are drawn once from the problem's ``get_inputs``; each call
+    receives working copies of them, floating-point tensors multiplied by a
+    scale drawn from (0.5, 1]: this keeps signs and domains (a positive input
+    stays positive, values in [-1, 1] stay there) while no two calls see the
+    same values. The scale sequence comes from a seed, so the reference process
+    and the candidate process see exactly the same inputs for the same seed.
+    """
+
+    def __init__(self, base: list[Any], seed: int):
+        self._base = base
+        self._work = [x.clone() if isinstance(x, torch.Tensor) else x for x in base]
+        self._rng = random.Random(seed)
+
+    def next_scale(self) -> float:
+        return 0.5 + 0.5 * (1.0 - self._rng.random())
+
+    def fill(self, scale: float) -> list[Any]:
+        for work, base in zip(self._work, self._base):
+            if isinstance(work, torch.Tensor):
+                work.copy_(base)
+                if work.is_floating_point() or work.is_complex():
+                    work.mul_(scale)
+        return self._work
+
+
+class CacheFlusher:
+    """Evicts the inputs and outputs of the last call from the caches."""
+
+    def __init__(self, device: torch.device):
+        if device.type == "cuda":
+            l2_bytes = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
+            nbytes = max(2 * int(l2_bytes), MIN_CUDA_FLUSH_BYTES)
+        else:
+            nbytes = CPU_FLUSH_BYTES
+        self.nbytes = nbytes
+        self._buffer = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
+
+    def __call__(self) -> None:
+        self._buffer.fill_(1)
+
+
+class Clock:
+    """Times one call: CUDA events on a GPU, the monotonic clock on a CPU."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.name = "cuda-events" if device.type == "cuda" else "cpu-perf-counter"
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            _cuda_sync(self.device)
+
+    def time_call(self, call: Callable[[], Any]) -> tuple[float, float, Any]:
+        """(clock ms, host ms, result) of one call, everything synchronised."""
+        self.sync()
+        if self.device.type != "cuda":
+            t0 = _perf_ns()
+            result = call()
+            t1 = _perf_ns()
+            host_ms = (t1 - t0) / 1e6
+            return host_ms, host_ms, result
+        start, end = _CudaEvent(enable_timing=True), _CudaEvent(enable_timing=True)
+        t0 = _perf_ns()
+        start.record()
+        result = call()
+        end.record()
+        _cuda_sync(self.device)
+        t1 = _perf_ns()
+        return start.elapsed_time(end), (t1 - t0) / 1e6, result
+
+
+def measure(
+    forward: Callable[..., Any],
+    inputs: FreshInputs,
+    device: torch.device,
+    settings: TimingSettings,
+    deadline: float | None = None,
+) -> Timing:
+    """Run the protocol on ``forward`` and return the distribution it saw.
+
+    ``deadline`` (a ``time.monotonic()`` value) cuts the budget short so the
+    measurement ends inside the caller's overall time limit.
+    """
+    clock = Clock(device)
+    flush = CacheFlusher(device)
+
+    def one_call() -> tuple[float, float]:
+        args = inputs.fill(inputs.next_scale())
+        flush()
+        clock_ms, host_ms, _ = clock.time_call(lambda: forward(*args))
+        return clock_ms, host_ms
+
+    budget_end = time.monotonic() + settings.budget_seconds
+    if deadline is not None:
+        budget_end = min(budget_end, deadline)
+
+    warmup_calls, warmup_start = 0, time.monotonic()
+    while warmup_calls < settings.warmup_calls or (
+        time.monotonic() - warmup_start < settings.warmup_seconds
+        and time.monotonic() < budget_end
+    ):
+        one_call()
+        warmup_calls += 1
+
+    samples: list[float] = []
+    host_samples: list[float] = []
+    stop_reason = "max_calls"
+    while len(samples) < settings.max_calls:
+        clock_ms, host_ms = one_call()
+        samples.append(clock_ms)
+        host_samples.append(host_ms)
+        if len(samples) >= settings.min_calls:
+            if median_rel_error(samples) <= settings.target_rel_error:
+                stop_reason = "stable"
+                break
+            if time.monotonic() >= budget_end:
+                stop_reason = "budget"
+                break
+
+    ordered = sorted(samples)
+    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
+    return Timing(
+        clock=clock.name,
+        median_ms=statistics.median(ordered),
+        mean_ms=statistics.fmean(ordered),
+        stdev_ms=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        min_ms=ordered[0],
+        max_ms=ordered[-1],
+        p25_ms=quartiles[0],
+        p75_ms=quartiles[2],
+        count=len(ordered),
+        rel_error=_finite_or_none(median_rel_error(ordered)),
+        host_median_ms=statistics.median(host_samples),
+        warmup_calls=warmup_calls,
+        stop_reason=stop_reason,
+        settings=asdict(settings),
+    )
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None

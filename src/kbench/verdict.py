@@ -1,0 +1,70 @@
+"""The verdict: the typed record of one evaluation, as stored and printed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Every status the judge can give, and what it means.
+STATUSES = {
+    "correct": "every trial matched the reference within tolerance",
+    "incorrect": "an output differs from the reference (the reason names the check)",
+    "compile_error": "the solution could not be turned into a ModelNew on the device: "
+    "not Python, an import or build failure, no ModelNew, or its constructor raised",
+    "runtime_error": "forward raised an exception (including CUDA errors)",
+    "timeout": "the evaluation did not finish within its time limit",
+    "crashed": "the candidate's process died (signal, exit, memory limit) or broke the protocol",
+    "rejected": "a rule of the guard rejected the solution",
+}
+
+
+@dataclass
+class Trial:
+    """One correctness trial: a fresh seed, one call, one comparison."""
+
+    index: int
+    ok: bool
+    check: str
+    detail: str
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+
+@dataclass
+class Verdict:
+    problem: str
+    problem_path: str
+    problem_sha256: str
+    solution_path: str | None
+    solution_sha256: str
+    device: str
+    size: str
+    status: str
+    correct: bool
+    reason: str
+    runtime_ms: float | None = None
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    speedup: dict[str, float | None] = field(default_factory=dict)
+    timing: dict[str, Any] | None = None
+    device_name: str | None = None
+    trials: list[Trial] = field(default_factory=list)
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
+    seeds: dict[str, Any] = field(default_factory=dict)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    output_tail: str = ""
+    output_bytes: int = 0
+    versions: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), allow_nan=False, default=str, **kwargs)

@@ -1,0 +1,256 @@
+"""The worker: a throw-away child process that runs one model for the judge.
+
+A worker plays one role: ``reference`` (the problem's ``Model``) or
+``candidate`` (a solution's ``ModelNew``); the two never share a process. It
+reads one JSON command per line from a private pipe and answers one JSON line
+on another; tensors travel as ``torch.save`` files that the judge reads with
+``weights_only=True`` (never unpickling arbitrary objects from a candidate).
+The worker only reports what it saw: every decision (correct, faster) is made
+by the judge in its own process.
+
+Commands:
+- ``load``: import the problem (and for a candidate, the solution), build the
+  model from ``get_init_inputs()`` under the shared init seed, move it to the
+  device;
+- ``run``: draw inputs from a seed, call forward once, save the output;
+- ``time``: run the timing protocol on inputs from a seed, then save the
+  output of one more call on inputs the model could not predict (``check``);
+- ``check``: only compute and save that last output (reference side).
+
+Usage (by the judge only): ``python -m kbench.worker CMD_FD RESULT_FD``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbench import timing
+from kbench.problem import Problem, import_problem
+
+CHECK_SEED_SALT = 0x5EED_C0DE
+
+
+class Failure(Exception):
+    """An error attributed to one phase of the work (``import``, ``init``, ``forward``...)."""
+
+    def __init__(self, phase: str, error: BaseException | str):
+        self.phase = phase
+        if isinstance(error, BaseException):
+            self.message = f"{type(error).__name__}: {error}"
+            self.trace = "".join(traceback.format_exception(error))
+        else:
+            self.message, self.trace = error, ""
+        super().__init__(self.message)
+
+
+@contextmanager
+def phase(name: str):
+    """Attribute any exception inside to phase ``name``.
+
+    ``SystemExit`` and ``KeyboardInterrupt`` pass through on purpose: a
+    candidate that exits ends its worker, and the judge classifies that as a
+    crash rather than trusting anything the process said.
+    """
+    try:
+        yield
+    except Failure:
+        raise
+    except Exception as exc:
+        raise Failure(name, exc) from exc
+
+
+class Session:
+    """The state of one worker: the problem module, the model, the device."""
+
+    def __init__(self) -> None:
+        self.problem_module: Any = None
+        self.model: Any = None
+        self.device = torch.device("cpu")
+
+    def load(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.device = torch.device(msg["device"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+        torch.set_grad_enabled(False)
+        problem = Problem(
+            path=Path(msg["problem_path"]),
+            id="",
+            name="",
+            level=None,
+            sha256=msg["problem_sha256"],
+            small=msg["small"],
+        )
+        started = time.monotonic()
+        with phase("problem"):
+            self.problem_module = import_problem(problem, msg["size"])
+            reference_class = self.problem_module.Model
+        if msg["role"] == "reference":
+            model_class = reference_class
+        else:
+            model_class = _import_solution(Path(msg["solution_path"]))
+        imported = time.monotonic()
+
+        with phase("problem"):
+            init_inputs = _seeded(msg["init_seed"], self.problem_module.get_init_inputs)
+            init_inputs = [_to_device(x, self.device) for x in init_inputs]
+        with phase("init"):
+            torch.manual_seed(msg["init_seed"])
+            random.seed(msg["init_seed"])
+            self.model = model_class(*init_inputs).to(self.device)
+            self._sync()
+        return {
+            "ok": True,
+            "import_seconds": imported - started,
+            "init_seconds": time.monotonic() - imported,
+            "device_name": _device_name(self.device),
+            "versions": _versions(),
+        }
+
+    def inputs(self, seed: int) -> list[Any]:
+        with phase("problem"):
+            raw = _seeded(seed, self.problem_module.get_inputs)
+            return [_to_device(x, self.device) for x in raw]
+
+    def forward(self, args: list[Any]) -> Any:
+        with phase("forward"):
+            out = self.model(*args)
+            self._sync()
+            return out
+
+    def run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        out = self.forward(self.inputs(msg["seed"]))
+        return {"ok": True, "devices": save_output(out, Path(msg["path"]))}
+
+    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
+        settings = timing.TimingSettings(**msg["settings"])
+        deadline = time.monotonic() + msg["budget_seconds"]
+        with phase("forward"):
+            measured = timing.measure(self.model, fresh, self.device, settings, deadline)
+        devices = self._check_call(fresh, msg)
+        return {"ok": True, "timing": measured.to_dict(), "devices": devices}
+
+    def check(self, msg: dict[str, Any]) -> dict[str, Any]:
+        fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
+        return {"ok": True, "devices": self._check_call(fresh, msg)}
+
+    def _check_call(self, fresh: timing.FreshInputs, msg: dict[str, Any]) -> dict[str, str]:
+        """One more call, shaped like a timed one, whose output the judge checks."""
+        scale = 0.5 + 0.5 * (1.0 - random.Random(msg["seed"] ^ CHECK_SEED_SALT).random())
+        args = fresh.fill(scale)
+        timing.CacheFlusher(self.device)()
+        return save_output(self.forward(args), Path(msg["path"]))
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            timing._cuda_sync(self.device)
+
+
+def _import_solution(path: Path) -> Any:
+    """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise."""
+    with phase("build"):
+        spec = importlib.util.spec_from_file_location("kbench_solution", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kbench_solution"] = module
+        spec.loader.exec_module(module)
+    model_class = getattr(module, "ModelNew", None)
+    if model_class is None:
+        raise Failure("build", "the solution defines no ModelNew")
+    if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
+        raise Failure("build", "ModelNew is not a subclass of torch.nn.Module")
+    return model_class
+
+
+def _seeded(seed: int, make: Any) -> list[Any]:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    return list(make())
+
+
+def _to_device(x: Any, device: torch.device) -> Any:
+    return x.to(device) if isinstance(x, torch.Tensor) else x
+
+
+def save_output(out: Any, path: Path) -> dict[str, str]:
+    """Save an output (moved to the CPU) and return each tensor's original device."""
+    devices: dict[str, str] = {}
+
+    def to_cpu(node: Any, where: str) -> Any:
+        if isinstance(node, torch.Tensor):
+            devices[where] = str(node.device)
+            plain = node.detach()
+            if type(plain) is not torch.Tensor:
+                plain = plain.as_subclass(torch.Tensor)
+            return plain.to("cpu")
+        if isinstance(node, (tuple, list)):
+            return type(node)(to_cpu(x, f"{where}[{i}]") for i, x in enumerate(node))
+        if isinstance(node, dict):
+            return {k: to_cpu(node[k], f"{where}[{k!r}]") for k in sorted(node, key=str)}
+        if node is None or isinstance(node, (bool, int, float, complex, str)):
+            return node
+        raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
+
+    with phase("output"):
+        torch.save(to_cpu(out, "output"), path)
+    return devices
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _versions() -> dict[str, str | None]:
+    triton = sys.modules.get("triton")
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "triton": getattr(triton, "__version__", None),
+    }
+
+
+def main(argv: list[str]) -> None:
+    commands = os.fdopen(int(argv[1]), "r")
+    results = os.fdopen(int(argv[2]), "w")
+    session = Session()
+    handlers = {
+        "load": session.load,
+        "run": session.run,
+        "time": session.time,
+        "check": session.check,
+    }
+    for line in commands:
+        msg = json.loads(line)
+        if msg["op"] == "exit":
+            break
+        try:
+            reply = handlers[msg["op"]](msg)
+        except Failure as failure:
+            reply = {
+                "ok": False,
+                "phase": failure.phase,
+                "error": failure.message,
+                "traceback": failure.trace[-8000:],
+            }
+        results.write(json.dumps(reply) + "\n")
+        results.flush()
+    results.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
