@@ -35,6 +35,7 @@ DEFAULT_TRIALS = 5
 DEFAULT_TIMEOUT = 300.0
 REFERENCE_TIMEOUT = 600.0
 CHECK_MARGIN_SECONDS = 5.0
+SHM_MIN_FREE_BYTES = 16 << 30
 
 # Which status a failure in each worker phase gets.
 PHASE_STATUS = {
@@ -72,19 +73,75 @@ def resolve_device(device: str | None) -> str:
 
 
 def worker_env(device: str) -> dict[str, str]:
-    env = {"TORCH_EXTENSIONS_DIR": str(cache_dir() / "torch_extensions")}
+    env = {
+        "TORCH_EXTENSIONS_DIR": str(cache_dir() / "torch_extensions"),
+        "TRITON_CACHE_DIR": str(cache_dir() / "triton"),
+    }
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 
+def _load_message(problem: Problem, device: str, size: str, init_seed: int) -> dict[str, Any]:
+    return {
+        "op": "load",
+        "problem_path": str(problem.path),
+        "problem_sha256": problem.sha256,
+        "small": problem.small,
+        "size": size,
+        "device": device,
+        "init_seed": init_seed,
+    }
+
+
+def _call_message(
+    op: str, seed: int, path: Path, timing: TimingSettings, budget_seconds: float | None = None
+) -> dict[str, Any]:
+    return {
+        "op": op,
+        "seed": seed,
+        "path": str(path),
+        "settings": asdict(timing),
+        "budget_seconds": budget_seconds or timing.budget_seconds,
+    }
+
+
+def time_reference(
+    problem: Problem | str | Path,
+    device: str | None = None,
+    *,
+    size: str = "auto",
+    timing: TimingSettings = TimingSettings(),
+) -> dict[str, Any]:
+    """Time the problem's eager ``Model`` alone, in a fresh process, by the judge's protocol.
+
+    The same measurement ``evaluate`` makes for its eager baseline; used to
+    measure baselines ahead of a run and to study how well they repeat.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    deadline = time.monotonic() + REFERENCE_TIMEOUT
+    seed = secrets.randbits(62)
+    with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
+        with Worker(worker_env(device)) as reference:
+            for message, what in [
+                ({**_load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
+                (_call_message("time", seed, Path(tmp) / "out.pt", timing), "timing the eager reference"),
+            ]:
+                answer = reference.request(message, deadline, what)
+                if not answer["ok"]:
+                    raise ProblemError(f"problem {problem.path}: the reference failed while {what}: {answer.get('error')}")
+    return answer["timing"]
+
+
 class _Verdict(Exception):
     """Ends an evaluation early with a status and reason."""
 
-    def __init__(self, status: str, reason: str):
+    def __init__(self, status: str, reason: str, phase: str | None = None):
         super().__init__(reason)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.phase = status, reason, phase
 
 
 def evaluate(
@@ -132,7 +189,7 @@ class _Evaluation:
         started = time.monotonic()
         self.deadline = started + self.timeout
         self.reference_deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
-        with tempfile.TemporaryDirectory(prefix="kbench-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
             self.tmp = Path(tmp)
             solution_path = self.tmp / "solution.py"
             solution_path.write_text(self.solution.source)
@@ -148,22 +205,14 @@ class _Evaluation:
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
-        load = {
-            "op": "load",
-            "problem_path": str(self.problem.path),
-            "problem_sha256": self.problem.sha256,
-            "small": self.problem.small,
-            "size": self.size,
-            "device": self.device,
-            "init_seed": self.seeds["init"],
-            "solution_path": str(solution_path),
-        }
+        load = _load_message(self.problem, self.device, self.size, self.seeds["init"])
+        load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
             candidate.send({**load, "role": "candidate"})
             with self._phase("load"):
-                loaded = self._ask_candidate(candidate, "building and loading the solution")
                 ref_loaded = self._ask_reference(reference, "loading the problem")
+                loaded = self._ask_candidate(candidate, "building and loading the solution")
             self.record["device_name"] = ref_loaded.get("device_name")
             self.record["versions"] = ref_loaded.get("versions", {})
             self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
@@ -208,22 +257,24 @@ class _Evaluation:
         self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
 
     def _message(self, op: str, seed: int, path: Path, budget_seconds: float | None = None) -> dict[str, Any]:
-        return {
-            "op": op,
-            "seed": seed,
-            "path": str(path),
-            "settings": asdict(self.timing_settings),
-            "budget_seconds": budget_seconds or self.timing_settings.budget_seconds,
-        }
+        return _call_message(op, seed, path, self.timing_settings, budget_seconds)
 
     def _compare_call(
         self, reference: Worker, candidate: Worker, op: str, seed: int, what: str, budget_seconds: float | None = None
     ) -> tuple[Comparison, dict[str, Any]]:
         """Candidate first, reference second, then compare; both files removed at once."""
         cand_path, ref_path = self.tmp / "candidate.pt", self.tmp / "reference.pt"
-        cand_answer = self._ask_candidate(candidate, what, self._message(op, seed, cand_path, budget_seconds))
-        ref_op = "check" if op == "time" else "run"
-        ref_answer = self._ask_reference(reference, what, self._message(ref_op, seed, ref_path))
+        ref_message = self._message("check" if op == "time" else "run", seed, ref_path)
+        try:
+            cand_answer = self._ask_candidate(candidate, what, self._message(op, seed, cand_path, budget_seconds))
+        except _Verdict as verdict:
+            if verdict.phase == "problem":
+                # The problem's own code failed in the candidate's process: if it
+                # fails in the reference's too, the problem is at fault.
+                self._ask_reference(reference, what, ref_message)
+                ref_path.unlink(missing_ok=True)
+            raise
+        ref_answer = self._ask_reference(reference, what, ref_message)
         expected = _load_and_remove(ref_path)
         self._note_tolerance(expected)
         try:
@@ -241,7 +292,7 @@ class _Evaluation:
         if not answer["ok"]:
             phase = answer.get("phase")
             status = PHASE_STATUS.get(phase, "runtime_error")
-            raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip())
+            raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip(), phase)
         return answer
 
     def _ask_reference(self, reference: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -308,6 +359,16 @@ class _Evaluation:
             output_bytes=candidate.output.total_bytes,
             versions=self.record.get("versions", {}),
         )
+
+
+def _scratch_root() -> str | None:
+    """Outputs travel through files: keep them in memory (/dev/shm) where it is roomy."""
+    try:
+        stats = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    roomy = stats.f_bavail * stats.f_frsize >= SHM_MIN_FREE_BYTES
+    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
 
 
 def _fields(comparison: Comparison) -> dict[str, Any]:

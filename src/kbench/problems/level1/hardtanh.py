@@ -1,4 +1,4 @@
-"""Hardtanh clamping to [-1, 1] on inputs of std 2, so about a third of the elements lie beyond each bound's side."""
+"""Hardtanh clamping to [-1, 1] on inputs of std 2, so about 31% of the elements lie beyond each bound."""
 
 import torch
 import torch.nn as nn

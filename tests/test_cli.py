@@ -1,0 +1,52 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PROBLEM, SOLUTIONS
+
+KEYS = {"problem", "device", "status", "correct", "reason", "runtime_ms", "baselines", "speedup"}
+
+
+def kbench(*args):
+    return subprocess.run([sys.executable, "-m", "kbench", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_eval_json_carries_the_verdict_fields():
+    done = kbench("eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "cpu", "--json")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert KEYS <= verdict.keys()
+    assert verdict["status"] == "correct" and verdict["correct"] is True
+    assert verdict["device"] == "cpu"
+    assert verdict["baselines"]["eager"]["runtime_ms"] > 0
+    assert verdict["speedup"]["eager"] > 0
+
+
+def test_a_failing_verdict_still_exits_zero_and_reads_well():
+    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--trials", "1")
+    assert done.returncode == 0, done.stderr
+    assert "incorrect" in done.stdout and "expected shape (32, 48)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["eval", "missing.py", "--problem", "level1/relu"], "does not exist"),
+        (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", "level1/nope"], "no problem file or suite id"),
+        (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "tpu"], "unknown device"),
+        (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--size", "huge"], "unknown size"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message(args, message):
+    done = kbench(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_problems_list_json():
+    done = kbench("problems", "list", "--level", "1", "--json")
+    rows = json.loads(done.stdout)
+    assert {"id": "level1/relu", "level": 1, "name": "ReLU"}.items() <= next(r for r in rows if r["id"] == "level1/relu").items()
+    assert all({"id", "level", "name", "path"} <= r.keys() for r in rows)

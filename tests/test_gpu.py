@@ -1,0 +1,43 @@
+"""The judge on a CUDA GPU: honest CUDA and Triton kernels, a wrong one, a faulting one."""
+
+import pytest
+
+import kbench
+
+from conftest import EXAMPLES, SOLUTIONS
+
+pytestmark = pytest.mark.gpu
+
+
+def test_honest_cuda_load_inline_kernel_is_correct_and_timed_with_events():
+    verdict = kbench.evaluate("level1/swish", EXAMPLES / "swish.py", "cuda", size="small", timeout=900)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.timing["clock"] == "cuda-events"
+    assert verdict.speedup["eager"] > 0
+    assert verdict.device_name and verdict.device_name != "cpu"
+
+
+def test_honest_triton_kernel_is_correct():
+    verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="small")
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.baselines["eager"]["timing"]["clock"] == "cuda-events"
+
+
+def test_wrong_triton_kernel_is_incorrect():
+    verdict = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_wrong_triton.py", "cuda", size="small")
+    assert verdict.status == "incorrect"
+    assert "values" in verdict.reason
+
+
+def test_output_on_the_wrong_device_is_incorrect():
+    verdict = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_returns_cpu.py", "cuda", size="small", measure_time=False)
+    assert verdict.status == "incorrect"
+    assert "device" in verdict.reason
+
+
+def test_illegal_memory_access_does_not_affect_the_next_evaluation():
+    faulty = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_illegal_access.py", "cuda", size="small")
+    assert faulty.status in {"runtime_error", "crashed"}, faulty.reason
+    assert "illegal memory access" in faulty.reason or "CUDA" in faulty.reason
+    honest = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="small")
+    assert honest.status == "correct", honest.reason

@@ -1,0 +1,102 @@
+"""Every verdict the judge gives, each from a fixture solution that must get it."""
+
+import pytest
+
+import kbench
+from kbench.sandbox import OUTPUT_TAIL_BYTES
+
+from conftest import EXAMPLES, PROBLEM, SOLUTIONS
+
+CASES = [
+    ("wrong_values", "incorrect", "trial 0: values"),
+    ("wrong_shape", "incorrect", "trial 0: shape"),
+    ("wrong_dtype", "incorrect", "trial 0: dtype"),
+    ("nan_output", "incorrect", "trial 0: finite"),
+    ("wrong_structure", "incorrect", "trial 0: structure"),
+    ("reads_reference_file", "incorrect", "trial 0: values"),
+    ("syntax_error", "compile_error", "SyntaxError"),
+    ("not_python", "compile_error", "build:"),
+    ("no_model_new", "compile_error", "defines no ModelNew"),
+    ("wrong_signature", "compile_error", "init: TypeError"),
+    ("raises_in_forward", "runtime_error", "invalid configuration argument"),
+    ("sys_exit", "crashed", "exited with code 0"),
+    ("os_exit", "crashed", "exited with code 0"),
+    ("segfault", "crashed", "signal SIGSEGV"),
+]
+
+
+@pytest.mark.parametrize("name, status, reason", CASES, ids=[c[0] for c in CASES])
+def test_fixture_gets_its_verdict(name, status, reason):
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / f"{name}.py", "cpu", measure_time=False, trials=2)
+    assert verdict.status == status, verdict.reason
+    assert reason in verdict.reason
+    assert verdict.correct is False
+    assert verdict.runtime_ms is None and verdict.speedup == {"eager": None}
+
+
+def test_infinite_loop_times_out_within_the_limit():
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "infinite_loop.py", "cpu", timeout=12, measure_time=False)
+    assert verdict.status == "timeout"
+    assert "trial 0" in verdict.reason
+    assert verdict.wall_seconds < 30
+
+
+def test_memory_hog_is_killed_at_the_memory_limit():
+    verdict = kbench.evaluate(
+        PROBLEM, SOLUTIONS / "memory_hog.py", "cpu", measure_time=False, memory_limit_bytes=600 << 20
+    )
+    assert verdict.status == "crashed"
+    assert "memory limit exceeded" in verdict.reason
+
+
+def test_flood_of_output_is_judged_and_only_its_tail_kept():
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "floods_output.py", "cpu", measure_time=False, trials=2)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.output_bytes > 8 << 20
+    assert len(verdict.output_tail) < OUTPUT_TAIL_BYTES + 100
+    assert "last line of the flood" in verdict.output_tail
+
+
+def test_honest_triton_solution_is_correct_and_timed_against_eager():
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu")
+    assert verdict.status == "correct", verdict.reason
+    assert len(verdict.trials) == 5 and all(t.ok for t in verdict.trials)
+    assert verdict.max_abs_error < 1e-4
+    assert verdict.tolerance == {"float32": {"atol": 1e-4, "rtol": 1e-4}}
+    eager = verdict.baselines["eager"]["runtime_ms"]
+    assert verdict.runtime_ms > 0 and eager > 0
+    assert verdict.speedup["eager"] == pytest.approx(eager / verdict.runtime_ms)
+    assert verdict.timing["clock"] == "cpu-perf-counter"
+    assert verdict.timing["count"] >= verdict.timing["settings"]["min_calls"]
+    assert len(set(verdict.seeds["trials"])) == 5
+
+
+def test_seeds_differ_between_evaluations():
+    runs = [
+        kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", measure_time=False, trials=2)
+        for _ in range(2)
+    ]
+    assert runs[0].seeds["init"] != runs[1].seeds["init"]
+    assert runs[0].seeds["trials"] != runs[1].seeds["trials"]
+
+
+@pytest.mark.slow
+def test_honest_cpp_solution_is_correct():
+    verdict = kbench.evaluate("level1/swish", EXAMPLES / "swish.py", "cpu", measure_time=False, timeout=600)
+    assert verdict.status == "correct", verdict.reason
+
+
+def test_broken_problem_is_a_problem_error_not_a_verdict(tmp_path):
+    problem = tmp_path / "broken.py"
+    problem.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self, a, b):\n"
+        "        super().__init__()\n"
+        "def get_inputs():\n"
+        "    raise ValueError('inputs cannot be made')\n"
+        "def get_init_inputs():\n"
+        "    return [64, 48]\n"
+    )
+    with pytest.raises(kbench.ProblemError, match="the reference failed.*inputs cannot be made"):
+        kbench.evaluate(problem, SOLUTIONS / "honest_triton.py", "cpu", measure_time=False)
