@@ -130,10 +130,20 @@ def time_reference(
                 ({**_load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
                 (_call_message("time", seed, Path(tmp) / "out.pt", timing), "timing the eager reference"),
             ]:
-                answer = reference.request(message, deadline, what)
+                try:
+                    answer = reference.request(message, deadline, what)
+                except WorkerLost as lost:
+                    raise _reference_failure(problem, what, lost.detail, reference) from lost
                 if not answer["ok"]:
-                    raise ProblemError(f"problem {problem.path}: the reference failed while {what}: {answer.get('error')}")
+                    raise _reference_failure(problem, what, str(answer.get("error")), reference)
     return answer["timing"]
+
+
+def _reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
+    """The problem is at fault when its own Model fails; say how, with what it printed."""
+    printed = reference.output.text().strip()
+    tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
+    return ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
 
 
 class _Verdict(Exception):
@@ -304,11 +314,10 @@ class _Evaluation:
                 else reference.receive(self.reference_deadline, what)
             )
         except WorkerLost as lost:
-            raise ProblemError(f"problem {self.problem.path}: the reference failed while {what}: {lost.detail}") from lost
+            raise _reference_failure(self.problem, what, lost.detail, reference) from lost
         if not answer["ok"]:
-            raise ProblemError(
-                f"problem {self.problem.path}: the reference failed while {what}: "
-                f"{answer.get('error')}\n{answer.get('traceback', '')}".strip()
+            raise _reference_failure(
+                self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
             )
         return answer
 

@@ -162,6 +162,7 @@ class Worker:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return WorkerLost("protocol", f"the worker closed its answer channel while {what}")
+        self._reader.join(timeout=2)  # so the output tail holds its last words
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             return WorkerLost("died", f"the process was killed by signal {name} while {what}")
