@@ -58,17 +58,22 @@ def default_device() -> str:
 
 
 def resolve_device(device: str | None) -> str:
-    """Validate a device name; ValueError for one this machine does not have."""
+    """Validate a device name and give it an index (``cuda`` -> ``cuda:0``).
+
+    ValueError for a device this machine does not have.
+    """
     device = device or default_device()
     if device == "cpu":
         return device
     if device == "cuda" or device.startswith("cuda:"):
         if not torch.cuda.is_available():
             raise ValueError(f"device {device!r}: no CUDA GPU is available on this machine")
-        index = int(device.split(":")[1]) if ":" in device and device.split(":")[1].isdigit() else None
-        if device != "cuda" and (index is None or index >= torch.cuda.device_count()):
+        if device == "cuda":
+            return f"cuda:{torch.cuda.current_device()}"
+        index = device.split(":", 1)[1]
+        if not index.isdigit() or int(index) >= torch.cuda.device_count():
             raise ValueError(f"device {device!r}: no such GPU ({torch.cuda.device_count()} visible)")
-        return device
+        return f"cuda:{int(index)}"
     raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N")
 
 
