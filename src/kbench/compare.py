@@ -5,7 +5,8 @@ nesting of tuples, lists and dicts), then per tensor its type, shape, dtype and
 device, then finiteness (finite wherever the reference is finite; NaN and
 infinities only where the reference has the same), then values within the
 tolerance ``|actual - expected| <= atol + rtol * |expected|``. Integer and
-boolean outputs must match exactly. Errors are computed in float64.
+boolean outputs must match exactly. This runs in the reference's process, on
+its device (see ``worker.compare_with_saved``), never in the candidate's.
 """
 
 from __future__ import annotations
@@ -120,38 +121,51 @@ def compare_outputs(
 
 
 def _compare_values(where: str, want: torch.Tensor, got: torch.Tensor, tol: dict[str, float]) -> Comparison:
+    if not (want.is_floating_point() or want.is_complex()):
+        bad = got != want
+        if bool(bad.any()):
+            index = _first_index(bad)
+            return Comparison(
+                False,
+                "values",
+                f"{where}: {int(bad.sum())} of {want.numel()} element(s) differ, and {dtype_name(want.dtype)} "
+                f"must match exactly (first at {index}: expected {want[index].item()}, got {got[index].item()})",
+            )
+        return Comparison(True, "ok", "", 0.0, 0.0)
     if want.is_complex():
         want, got = torch.view_as_real(want), torch.view_as_real(got)
-    want64, got64 = want.to(torch.float64), got.to(torch.float64)
-    want_finite, got_finite = torch.isfinite(want64), torch.isfinite(got64)
-    special_mismatch = (want_finite != got_finite) | (
-        ~want_finite & ~(torch.isnan(want64) & torch.isnan(got64)) & (want64 != got64)
+    # Errors in fp32 for fp32 and narrower types (exact enough to judge a 1e-4
+    # tolerance), fp64 for fp64: the outputs can be gigabytes.
+    work = torch.float64 if want.dtype == torch.float64 else torch.float32
+    want, got = want.to(work), got.to(work)
+    want_finite = torch.isfinite(want)
+    special_mismatch = (want_finite != torch.isfinite(got)) | (
+        ~want_finite & ~(torch.isnan(want) & torch.isnan(got)) & (want != got)
     )
     if bool(special_mismatch.any()):
         index = _first_index(special_mismatch)
-        count = int(special_mismatch.sum())
         return Comparison(
             False,
             "finite",
-            f"{where}: {count} element(s) non-finite where the reference differs "
-            f"(first at {index}: expected {want64[index].item()}, got {got64[index].item()})",
+            f"{where}: {int(special_mismatch.sum())} element(s) non-finite where the reference differs "
+            f"(first at {index}: expected {want[index].item()}, got {got[index].item()})",
         )
-    if want64.numel() == 0:
+    if want.numel() == 0:
         return Comparison(True, "ok", "", 0.0, 0.0)
-    diff = torch.where(want_finite, (got64 - want64).abs(), torch.zeros_like(want64))
+    diff = (got - want).abs_().nan_to_num_(0.0, 0.0, 0.0)
+    magnitude = want.abs().nan_to_num_(0.0, 0.0, 0.0)
     max_abs = float(diff.max())
-    rel = diff / want64.abs().clamp_min(torch.finfo(torch.float64).tiny)
-    max_rel = float(torch.where(diff > 0, rel, torch.zeros_like(rel)).max())
-    bad = diff > tol["atol"] + tol["rtol"] * want64.abs()
+    bad = diff > tol["atol"] + tol["rtol"] * magnitude
+    max_rel = float((diff / magnitude.clamp_min_(torch.finfo(work).tiny)).max())
     if bool(bad.any()):
         index = _first_index(bad)
         return Comparison(
             False,
             "values",
-            f"{where}: {int(bad.sum())} of {want64.numel()} element(s) outside "
+            f"{where}: {int(bad.sum())} of {want.numel()} element(s) outside "
             f"atol={tol['atol']:g} rtol={tol['rtol']:g}; max abs error {max_abs:.6g}, "
             f"max rel error {max_rel:.6g} (first at {index}: expected "
-            f"{want64[index].item():.8g}, got {got64[index].item():.8g})",
+            f"{want[index].item():.8g}, got {got[index].item():.8g})",
             max_abs,
             max_rel,
         )
@@ -159,7 +173,11 @@ def _compare_values(where: str, want: torch.Tensor, got: torch.Tensor, tol: dict
 
 
 def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
-    return tuple(int(i) for i in mask.nonzero()[0]) if mask.dim() else ()
+    """The index of the first True element, without materialising all of them."""
+    if mask.dim() == 0:
+        return ()
+    flat = int(mask.flatten().to(torch.uint8).argmax())
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), mask.shape))
 
 
 def _describe(obj: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
+from kbench.compare import Comparison
 from kbench.problem import Problem, ProblemError, resolve_size
 from kbench.sandbox import Worker, WorkerLost
 from kbench.solution import Solution
@@ -101,15 +101,18 @@ def _load_message(problem: Problem, device: str, size: str, init_seed: int) -> d
 
 
 def _call_message(
-    op: str, seed: int, path: Path, timing: TimingSettings, budget_seconds: float | None = None
+    op: str, seed: int, path: Path | None, timing: TimingSettings, budget_seconds: float | None = None
 ) -> dict[str, Any]:
-    return {
+    """A ``run``/``time``/``check`` command; with ``path`` the output is saved there."""
+    message = {
         "op": op,
         "seed": seed,
-        "path": str(path),
         "settings": asdict(timing),
         "budget_seconds": budget_seconds or timing.budget_seconds,
     }
+    if path is not None:
+        message["path"] = str(path)
+    return message
 
 
 def time_reference(
@@ -129,18 +132,17 @@ def time_reference(
     size = resolve_size(size, device)
     deadline = time.monotonic() + REFERENCE_TIMEOUT
     seed = secrets.randbits(62)
-    with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
-        with Worker(worker_env(device)) as reference:
-            for message, what in [
-                ({**_load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
-                (_call_message("time", seed, Path(tmp) / "out.pt", timing), "timing the eager reference"),
-            ]:
-                try:
-                    answer = reference.request(message, deadline, what)
-                except WorkerLost as lost:
-                    raise _reference_failure(problem, what, lost.detail, reference) from lost
-                if not answer["ok"]:
-                    raise _reference_failure(problem, what, str(answer.get("error")), reference)
+    with Worker(worker_env(device)) as reference:
+        for message, what in [
+            ({**_load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
+            (_call_message("time", seed, None, timing), "timing the eager reference"),
+        ]:
+            try:
+                answer = reference.request(message, deadline, what)
+            except WorkerLost as lost:
+                raise _reference_failure(problem, what, lost.detail, reference) from lost
+            if not answer["ok"]:
+                raise _reference_failure(problem, what, str(answer.get("error")), reference)
     return answer["timing"]
 
 
@@ -264,22 +266,23 @@ class _Evaluation:
             eager = self._ask_reference(
                 reference,
                 "timing the eager reference",
-                self._message("time", self.seeds["timing"], self.tmp / "reference_timed.pt"),
+                self._message("time", self.seeds["timing"], None),
             )
         ref_ms, cand_ms = eager["timing"]["median_ms"], timed["timing"]["median_ms"]
         self.record["timing"] = timed["timing"]
         self.record["baselines"]["eager"] = {"runtime_ms": ref_ms, "timing": eager["timing"]}
         self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
 
-    def _message(self, op: str, seed: int, path: Path, budget_seconds: float | None = None) -> dict[str, Any]:
+    def _message(self, op: str, seed: int, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
         return _call_message(op, seed, path, self.timing_settings, budget_seconds)
 
     def _compare_call(
         self, reference: Worker, candidate: Worker, op: str, seed: int, what: str, budget_seconds: float | None = None
     ) -> tuple[Comparison, dict[str, Any]]:
-        """Candidate first, reference second, then compare; both files removed at once."""
-        cand_path, ref_path = self.tmp / "candidate.pt", self.tmp / "reference.pt"
-        ref_message = self._message("check" if op == "time" else "run", seed, ref_path)
+        """The candidate answers and saves its output; then the reference computes
+        the expected output and compares, in its own process."""
+        cand_path = self.tmp / "candidate.pt"
+        ref_message = self._message("check" if op == "time" else "run", seed, None)
         try:
             cand_answer = self._ask_candidate(candidate, what, self._message(op, seed, cand_path, budget_seconds))
         except _Verdict as verdict:
@@ -287,19 +290,13 @@ class _Evaluation:
                 # The problem's own code failed in the candidate's process: if it
                 # fails in the reference's too, the problem is at fault.
                 self._ask_reference(reference, what, ref_message)
-                ref_path.unlink(missing_ok=True)
             raise
-        ref_answer = self._ask_reference(reference, what, ref_message)
-        expected = _load_and_remove(ref_path)
-        self._note_tolerance(expected)
-        try:
-            actual = _load_and_remove(cand_path)
-        except Exception as exc:  # a file the candidate wrote that torch cannot read safely
-            return Comparison(False, "output", f"the output could not be read back ({exc})"), cand_answer
-        comparison = compare_outputs(
-            expected, actual, ref_answer["devices"], _devices(cand_answer), self.problem.tolerance
+        ref_message.update(
+            candidate_path=str(cand_path), candidate_devices=_devices(cand_answer), tolerance=self.problem.tolerance
         )
-        return comparison, cand_answer
+        ref_answer = self._ask_reference(reference, what, ref_message)
+        self.record["tolerance"].update(ref_answer["tolerance"])
+        return Comparison(**ref_answer["comparison"]), cand_answer
 
     def _ask_candidate(self, candidate: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
@@ -325,11 +322,6 @@ class _Evaluation:
                 self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
             )
         return answer
-
-    def _note_tolerance(self, expected: Any) -> None:
-        for _, leaf in leaves(expected)[0]:
-            if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
-                self.record["tolerance"][dtype_name(leaf.dtype)] = tolerance_for(leaf.dtype, self.problem.tolerance)
 
     @contextmanager
     def _phase(self, name: str):
@@ -399,10 +391,3 @@ def _devices(answer: dict[str, Any]) -> dict[str, str]:
     if not isinstance(devices, dict):
         raise WorkerLost("protocol", "the candidate's answer lists no output devices")
     return {str(k): str(v) for k, v in devices.items()}
-
-
-def _load_and_remove(path: Path) -> Any:
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    finally:
-        path.unlink(missing_ok=True)

@@ -30,12 +30,14 @@ import sys
 import time
 import traceback
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kbench import timing
+from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.problem import Problem, import_problem
 
 CHECK_SEED_SALT = 0x5EED_C0DE
@@ -118,7 +120,13 @@ class Session:
         }
 
     def inputs(self, seed: int) -> list[Any]:
-        with phase("problem"):
+        """The problem's inputs for ``seed``, on the device.
+
+        ``get_inputs`` runs with the device as the default for new tensors:
+        drawing gigabytes of random numbers on a GPU takes milliseconds where
+        the CPU takes seconds, and every process draws the same values.
+        """
+        with phase("problem"), torch.device(self.device):
             raw = _seeded(seed, self.problem_module.get_inputs)
             return [_to_device(x, self.device) for x in raw]
 
@@ -129,8 +137,7 @@ class Session:
             return out
 
     def run(self, msg: dict[str, Any]) -> dict[str, Any]:
-        out = self.forward(self.inputs(msg["seed"]))
-        return {"ok": True, "devices": save_output(out, Path(msg["path"]))}
+        return self._answer(self.forward(self.inputs(msg["seed"])), msg)
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
         fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
@@ -138,23 +145,57 @@ class Session:
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
             measured = timing.measure(self.model, fresh, self.device, settings, deadline)
-        devices = self._check_call(fresh, msg)
-        return {"ok": True, "timing": measured.to_dict(), "devices": devices}
+        return {**self._answer(self._check_call(fresh, msg["seed"]), msg), "timing": measured.to_dict()}
 
     def check(self, msg: dict[str, Any]) -> dict[str, Any]:
         fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
-        return {"ok": True, "devices": self._check_call(fresh, msg)}
+        return self._answer(self._check_call(fresh, msg["seed"]), msg)
 
-    def _check_call(self, fresh: timing.FreshInputs, msg: dict[str, Any]) -> dict[str, str]:
-        """One more call, shaped like a timed one, whose output the judge checks."""
-        scale = 0.5 + 0.5 * (1.0 - random.Random(msg["seed"] ^ CHECK_SEED_SALT).random())
-        args = fresh.fill(scale)
+    def _check_call(self, fresh: timing.FreshInputs, seed: int) -> Any:
+        """One more call, shaped like a timed one, on inputs the model could not predict."""
+        args = fresh.fill(check_scale(seed))
         timing.CacheFlusher(self.device)()
-        return save_output(self.forward(args), Path(msg["path"]))
+        return self.forward(args)
+
+    def _answer(self, out: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        """A candidate saves its output for the reference; the reference compares with it.
+
+        The expected output stays in the reference's memory, on its device: it
+        is never written anywhere a candidate could read it.
+        """
+        if "path" in msg:
+            return {"ok": True, "devices": save_output(out, Path(msg["path"]))}
+        if "candidate_path" in msg:
+            return {"ok": True, **compare_with_saved(out, msg, self.device)}
+        return {"ok": True}
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
             timing._cuda_sync(self.device)
+
+
+def check_scale(seed: int) -> float:
+    return 0.5 + 0.5 * (1.0 - random.Random(seed ^ CHECK_SEED_SALT).random())
+
+
+def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Compare ``expected`` (here) with the candidate's saved output, on this device."""
+    expected_devices = describe_devices(expected)
+    path = Path(msg["candidate_path"])
+    tolerances = {
+        dtype_name(leaf.dtype): tolerance_for(leaf.dtype, msg["tolerance"])
+        for _, leaf in leaves(expected)[0]
+        if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex())
+    }
+    try:
+        actual = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # whatever the candidate wrote, it is not a readable output
+        result = Comparison(False, "output", f"the output could not be read back ({type(exc).__name__}: {exc})")
+    else:
+        result = compare_outputs(expected, actual, expected_devices, msg["candidate_devices"], msg["tolerance"])
+    finally:
+        path.unlink(missing_ok=True)
+    return {"comparison": asdict(result), "tolerance": tolerances}
 
 
 def _import_solution(path: Path) -> Any:
@@ -182,13 +223,15 @@ def _to_device(x: Any, device: torch.device) -> Any:
     return x.to(device) if isinstance(x, torch.Tensor) else x
 
 
+def describe_devices(out: Any) -> dict[str, str]:
+    return {where: str(leaf.device) for where, leaf in leaves(out)[0] if isinstance(leaf, torch.Tensor)}
+
+
 def save_output(out: Any, path: Path) -> dict[str, str]:
-    """Save an output (moved to the CPU) and return each tensor's original device."""
-    devices: dict[str, str] = {}
+    """Save an output, moved to the CPU, and return each tensor's original device."""
 
     def to_cpu(node: Any, where: str) -> Any:
         if isinstance(node, torch.Tensor):
-            devices[where] = str(node.device)
             plain = node.detach()
             if type(plain) is not torch.Tensor:
                 plain = plain.as_subclass(torch.Tensor)
@@ -202,6 +245,7 @@ def save_output(out: Any, path: Path) -> dict[str, str]:
         raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
 
     with phase("output"):
+        devices = describe_devices(out)
         torch.save(to_cpu(out, "output"), path)
     return devices
 

@@ -7,8 +7,8 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Triplet margin loss"
 KBENCH_SMALL = {"batch_size": 256, "dim": 256}
 
-batch_size = 524288
-dim = 1024
+batch_size = 1048576
+dim = 512
 margin = 1.0
 
 
