@@ -232,6 +232,7 @@ class _Evaluation:
                 loaded = self._ask_candidate(candidate, "building and loading the solution")
             self.record["device_name"] = ref_loaded.get("device_name")
             self.record["versions"] = ref_loaded.get("versions", {})
+            self.record["settings"] = ref_loaded.get("settings", {})
             self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
 
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
@@ -364,6 +365,7 @@ class _Evaluation:
             output_tail=candidate.output.text(),
             output_bytes=candidate.output.total_bytes,
             versions=self.record.get("versions", {}),
+            settings=self.record.get("settings", {}),
         )
 
 

@@ -58,6 +58,7 @@ class Verdict:
     output_tail: str = ""
     output_bytes: int = 0
     versions: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -22,6 +22,7 @@ Usage (by the judge only): ``python -m kbench.worker CMD_FD RESULT_FD``.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -36,7 +37,7 @@ from typing import Any
 
 import torch
 
-from kbench import timing
+from kbench import state, timing
 from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.problem import Problem, import_problem
 
@@ -85,6 +86,7 @@ class Session:
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
         torch.set_grad_enabled(False)
+        pinned = state.pin()
         problem = Problem(
             path=Path(msg["problem_path"]),
             id="",
@@ -117,6 +119,7 @@ class Session:
             "init_seconds": time.monotonic() - imported,
             "device_name": _device_name(self.device),
             "versions": _versions(),
+            "settings": pinned,
         }
 
     def inputs(self, seed: int) -> list[Any]:
@@ -259,12 +262,15 @@ def _device_name(device: torch.device) -> str:
 
 
 def _versions() -> dict[str, str | None]:
-    triton = sys.modules.get("triton")
+    try:
+        triton_version = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        triton_version = None
     return {
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "triton": getattr(triton, "__version__", None),
+        "triton": triton_version,
     }
 
 
