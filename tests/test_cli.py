@@ -25,7 +25,7 @@ def test_eval_json_carries_the_verdict_fields():
 
 
 def test_a_failing_verdict_still_exits_zero_and_reads_well():
-    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--trials", "1")
+    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--trials", "1", "--policy", "off")
     assert done.returncode == 0, done.stderr
     assert "incorrect" in done.stdout and "expected shape (32, 48)" in done.stdout
 
@@ -37,6 +37,7 @@ def test_a_failing_verdict_still_exits_zero_and_reads_well():
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", "level1/nope"], "no problem file or suite id"),
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "tpu"], "unknown device"),
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--size", "huge"], "unknown size"),
+        (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--policy", "lax"], "unknown policy"),
     ],
 )
 def test_usage_errors_exit_2_with_a_message(args, message):
@@ -50,3 +51,11 @@ def test_problems_list_json():
     rows = json.loads(done.stdout)
     assert {"id": "level1/relu", "level": 1, "name": "ReLU"}.items() <= next(r for r in rows if r["id"] == "level1/relu").items()
     assert all({"id", "level", "name", "path"} <= r.keys() for r in rows)
+
+
+def test_strict_policy_rejects_plain_pytorch_before_running_it():
+    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--json")
+    verdict = json.loads(done.stdout)
+    assert (verdict["status"], verdict["correct"]) == ("rejected", False)
+    assert verdict["reason"].startswith("no-kernel:")
+    assert verdict["policy"] == "strict"

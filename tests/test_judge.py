@@ -1,4 +1,9 @@
-"""Every verdict the judge gives, each from a fixture solution that must get it."""
+"""Every verdict the judge gives, each from a fixture solution that must get it.
+
+Most fixtures are plain PyTorch (the guard's strict policy would reject them
+as such before they run): they are judged with ``policy="off"`` because these
+tests are about the sandbox and the comparison; test_guard.py and the exploit
+suite test the guard."""
 
 import pytest
 
@@ -27,7 +32,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, status, reason", CASES, ids=[c[0] for c in CASES])
 def test_fixture_gets_its_verdict(name, status, reason):
-    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / f"{name}.py", "cpu", measure_time=False, trials=2)
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / f"{name}.py", "cpu", measure_time=False, trials=2, policy="off")
     assert verdict.status == status, verdict.reason
     assert reason in verdict.reason
     assert verdict.correct is False
@@ -35,7 +40,7 @@ def test_fixture_gets_its_verdict(name, status, reason):
 
 
 def test_infinite_loop_times_out_within_the_limit():
-    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "infinite_loop.py", "cpu", timeout=12, measure_time=False)
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "infinite_loop.py", "cpu", timeout=12, measure_time=False, policy="off")
     assert verdict.status == "timeout"
     assert "trial 0" in verdict.reason
     assert verdict.wall_seconds < 30
@@ -43,14 +48,14 @@ def test_infinite_loop_times_out_within_the_limit():
 
 def test_memory_hog_is_killed_at_the_memory_limit():
     verdict = kbench.evaluate(
-        PROBLEM, SOLUTIONS / "memory_hog.py", "cpu", measure_time=False, memory_limit_bytes=600 << 20
+        PROBLEM, SOLUTIONS / "memory_hog.py", "cpu", measure_time=False, memory_limit_bytes=600 << 20, policy="off"
     )
     assert verdict.status == "crashed"
     assert "memory limit exceeded" in verdict.reason
 
 
 def test_flood_of_output_is_judged_and_only_its_tail_kept():
-    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "floods_output.py", "cpu", measure_time=False, trials=2)
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "floods_output.py", "cpu", measure_time=False, trials=2, policy="off")
     assert verdict.status == "correct", verdict.reason
     assert verdict.output_bytes > 8 << 20
     assert len(verdict.output_tail) < OUTPUT_TAIL_BYTES + 100

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import report
+from kbench.guard import DEFAULT_POLICY, check_policy
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, resolve_device
 from kbench.problem import ProblemError, resolve_size
 from kbench.solution import Solution, SolutionError
@@ -48,15 +49,19 @@ def eval_command(
     size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
     trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
+    policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: strict (benchmark runs), lenient or off."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
     dev = _checked_device(device)
     try:
         resolve_size(size, dev)
+        check_policy(policy)
         prob = find_problem(problem)
         sol = Solution.from_file(solution)
-        verdict = evaluate(prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing)
+        verdict = evaluate(
+            prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy
+        )
     except (ProblemError, SolutionError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
     if as_json:
@@ -97,6 +102,7 @@ def problems_list(
     for p in problems:
         table.add_row(p.id, str(p.level), p.name)
     console.print(table)
+
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ from typing import Any
 import torch
 
 from kbench.compare import Comparison
+from kbench.guard import DEFAULT_POLICY, Finding, action, check_policy
+from kbench.guard.runtime import compute_ops
+from kbench.guard.static import check_source
+from kbench.hardware import speed_of_light_ms
 from kbench.problem import Problem, ProblemError, resolve_size
 from kbench.sandbox import Worker, WorkerLost
 from kbench.solution import Solution
@@ -35,6 +39,10 @@ DEFAULT_TRIALS = 5
 DEFAULT_TIMEOUT = 300.0
 REFERENCE_TIMEOUT = 600.0
 CHECK_MARGIN_SECONDS = 5.0
+# The host clock may exceed the events by launch and synchronisation latency,
+# never by whole kernels: more than this means work the events did not see.
+TIMER_RATIO = 1.25
+TIMER_SLACK_MS = 0.05
 SHM_MIN_FREE_BYTES = 16 << 30
 
 # Which status a failure in each worker phase gets.
@@ -172,24 +180,29 @@ def evaluate(
     measure_time: bool = True,
     timing: TimingSettings = TimingSettings(),
     memory_limit_bytes: int | None = None,
+    policy: str = DEFAULT_POLICY,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
     ``timeout`` bounds the candidate's whole evaluation (build, trials and
-    timing). Raises ProblemError when the problem itself is unusable and
-    ValueError for an unknown device or size; every fault of the candidate
-    ends in a verdict instead.
+    timing). ``policy`` says which of the guard's rules reject and which only
+    flag (``strict``, ``lenient``, ``off``: docs/guard.md). Raises
+    ProblemError when the problem itself is unusable and ValueError for an
+    unknown device, size or policy; every fault of the candidate ends in a
+    verdict instead.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
     device = resolve_device(device)
     size = resolve_size(size, device)
-    evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes)
+    evaluation = _Evaluation(
+        problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy)
+    )
     return evaluation.run(measure_time)
 
 
 class _Evaluation:
-    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes):
+    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, policy):
         self.problem: Problem = problem
         self.solution: Solution = solution
         self.device: str = device
@@ -201,11 +214,17 @@ class _Evaluation:
         self.phase_seconds: dict[str, float] = {}
         self.record: dict[str, Any] = {"trials": [], "baselines": {}, "speedup": {}, "tolerance": {}}
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
+        self.policy = policy
+        self.flags: list[str] = []
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
         self.deadline = started + self.timeout
         self.reference_deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
+        try:
+            self._consider(check_source(self.solution.source))
+        except _Verdict as verdict:  # rejected before anything runs
+            return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
         with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
             self.tmp = Path(tmp)
             solution_path = self.tmp / "solution.py"
@@ -233,7 +252,9 @@ class _Evaluation:
             self.record["device_name"] = ref_loaded.get("device_name")
             self.record["versions"] = ref_loaded.get("versions", {})
             self.record["settings"] = ref_loaded.get("settings", {})
+            self.record["work"] = ref_loaded.get("work", {})
             self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
+            self._consider_answer(loaded)
 
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
@@ -247,6 +268,8 @@ class _Evaluation:
         except _Verdict as verdict:
             return verdict.status, verdict.reason
         except WorkerLost as lost:
+            if lost.kind == "forged":
+                return "rejected", f"results-channel: {lost.detail}"
             return LOST_STATUS[lost.kind], lost.detail
         return "correct", f"{self.trials} of {self.trials} trials match the reference"
 
@@ -261,7 +284,11 @@ class _Evaluation:
                 reference, candidate, "time", self.seeds["timing"], "timing the solution", budget
             )
         if not comparison.ok:
-            raise _Verdict("incorrect", f"a timed call's output differs: {comparison.check}: {comparison.detail}")
+            raise _Verdict(
+                "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
+            )
+        self._check_timer(timed["timing"])
+        candidate.assert_quiet()
         candidate.close()
         with self._phase("baseline"):
             eager = self._ask_reference(
@@ -270,6 +297,7 @@ class _Evaluation:
                 self._message("time", self.seeds["timing"], None),
             )
         ref_ms, cand_ms = eager["timing"]["median_ms"], timed["timing"]["median_ms"]
+        self._check_speed_of_light(cand_ms)
         self.record["timing"] = timed["timing"]
         self.record["baselines"]["eager"] = {"runtime_ms": ref_ms, "timing": eager["timing"]}
         self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
@@ -283,9 +311,11 @@ class _Evaluation:
         """The candidate answers and saves its output; then the reference computes
         the expected output and compares, in its own process."""
         cand_path = self.tmp / "candidate.pt"
-        ref_message = self._message("check" if op == "time" else "run", seed, None)
+        record_ops = op == "run" and not self.record["trials"]
+        ref_message = {**self._message("check" if op == "time" else "run", seed, None), "record_ops": record_ops}
+        cand_message = {**self._message(op, seed, cand_path, budget_seconds), "record_ops": record_ops}
         try:
-            cand_answer = self._ask_candidate(candidate, what, self._message(op, seed, cand_path, budget_seconds))
+            cand_answer = self._ask_candidate(candidate, what, cand_message)
         except _Verdict as verdict:
             if verdict.phase == "problem":
                 # The problem's own code failed in the candidate's process: if it
@@ -295,9 +325,56 @@ class _Evaluation:
         ref_message.update(
             candidate_path=str(cand_path), candidate_devices=_devices(cand_answer), tolerance=self.problem.tolerance
         )
+        self._consider_answer(cand_answer)
         ref_answer = self._ask_reference(reference, what, ref_message)
         self.record["tolerance"].update(ref_answer["tolerance"])
+        if record_ops:
+            self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
         return Comparison(**ref_answer["comparison"]), cand_answer
+
+    # --- the guard's judge-side rules -------------------------------------
+    def _consider(self, findings: list[Finding]) -> None:
+        """Apply the policy: flags are kept, the first rejecting finding ends the evaluation."""
+        rejecting = []
+        for finding in findings:
+            verdict = action(finding.rule, self.policy)
+            if verdict == "reject":
+                rejecting.append(finding)
+            elif verdict == "flag":
+                self.flags.append(finding.text())
+        if rejecting:
+            raise _Verdict("rejected", rejecting[0].text())
+
+    def _consider_answer(self, answer: dict[str, Any]) -> None:
+        reported = answer.get("findings", [])
+        if not isinstance(reported, list):
+            raise WorkerLost("protocol", "malformed findings in the candidate's answer")
+        self._consider([Finding(str(f.get("rule")), str(f.get("message"))) for f in reported if isinstance(f, dict)])
+
+    def _check_reference_ops(self, reference_ops: list[str], candidate_ops: list[str]) -> None:
+        needed = compute_ops(reference_ops)
+        if needed and needed <= compute_ops(candidate_ops):
+            self._consider([Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")])
+
+    def _check_timer(self, timing: dict[str, Any]) -> None:
+        """Events time one stream; the host clock around a device-wide sync sees them all."""
+        events, host = timing["median_ms"], timing["host_median_ms"]
+        if timing["clock"] == "cuda-events" and host > TIMER_RATIO * events + TIMER_SLACK_MS:
+            self._consider([Finding(
+                "timer-mismatch",
+                f"the host clock saw {host:.4g} ms per call where the CUDA events saw {events:.4g} ms",
+            )])
+
+    def _check_speed_of_light(self, candidate_ms: float) -> None:
+        work = self.record.get("work", {})
+        limit = speed_of_light_ms(self.record.get("device_name"), work.get("flops"), work.get("bytes"))
+        self.record["speed_of_light_ms"] = limit
+        if limit is not None and candidate_ms < limit:
+            self._consider([Finding(
+                "speed-of-light",
+                f"{candidate_ms:.4g} ms is faster than the {limit:.4g} ms this GPU needs for the problem's "
+                f"{work.get('flops') or 0:.3g} FLOP and {work.get('bytes') or 0:.3g} bytes",
+            )])
 
     def _ask_candidate(self, candidate: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
@@ -332,7 +409,7 @@ class _Evaluation:
         finally:
             self.phase_seconds[name] = time.monotonic() - start
 
-    def _verdict(self, status: str, reason: str, candidate: Worker, wall: float) -> Verdict:
+    def _verdict(self, status: str, reason: str, candidate: Worker | None, wall: float) -> Verdict:
         trials = self.record["trials"]
         correct = status == "correct"
         errors = [t for t in trials if t.max_abs_error is not None]
@@ -362,10 +439,13 @@ class _Evaluation:
             seeds=self.seeds,
             phase_seconds=self.phase_seconds,
             wall_seconds=wall,
-            output_tail=candidate.output.text(),
-            output_bytes=candidate.output.total_bytes,
+            output_tail=candidate.output.text() if candidate else "",
+            output_bytes=candidate.output.total_bytes if candidate else 0,
             versions=self.record.get("versions", {}),
             settings=self.record.get("settings", {}),
+            policy=self.policy,
+            flags=self.flags,
+            speed_of_light_ms=self.record.get("speed_of_light_ms"),
         )
 
 

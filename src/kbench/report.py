@@ -31,6 +31,8 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
     console.print(f"[{style}]{verdict.status}[/{style}]  {verdict.problem} on {verdict.device} "
                   f"({verdict.device_name or 'device unknown'}, size {verdict.size})", highlight=False)
     console.print(f"  reason: {verdict.reason}", highlight=False, markup=False)
+    for flag in verdict.flags:
+        console.print(f"  flag ({verdict.policy} policy): {flag}", highlight=False, markup=False)
     if verdict.max_abs_error is not None:
         console.print(f"  max abs error {verdict.max_abs_error:.3g}, max rel error {verdict.max_rel_error:.3g}, "
                       f"tolerance {verdict.tolerance}", highlight=False)

@@ -29,6 +29,9 @@ KBENCH_SRC = str(Path(__file__).resolve().parent.parent)
 OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
 POLL_SECONDS = 0.1
+# Not ``-m kbench.worker``: that would run the module as __main__, and the
+# guard must watch the very module object that holds the worker's functions.
+WORKER_ENTRY = "import sys; import kbench.worker; kbench.worker.main(sys.argv)"
 
 
 class WorkerLost(Exception):
@@ -36,7 +39,7 @@ class WorkerLost(Exception):
 
     def __init__(self, kind: str, detail: str):
         super().__init__(detail)
-        self.kind = kind  # "timeout", "died", "memory", "protocol"
+        self.kind = kind  # "timeout", "died", "memory", "protocol", "forged"
         self.detail = detail
 
 
@@ -86,7 +89,7 @@ class Worker:
             p for p in (KBENCH_SRC, os.environ.get("PYTHONPATH")) if p
         )
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kbench.worker", str(cmd_read), str(answer_write)],
+            [sys.executable, "-c", WORKER_ENTRY, str(cmd_read), str(answer_write)],
             pass_fds=(cmd_read, answer_write),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -110,6 +113,7 @@ class Worker:
             self.output.feed(chunk)
 
     def send(self, message: dict[str, Any]) -> None:
+        self.assert_quiet()
         try:
             os.write(self._cmd_write, (json.dumps(message) + "\n").encode())
         except BrokenPipeError as exc:
@@ -138,6 +142,14 @@ class Worker:
         if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
             raise WorkerLost("protocol", f"malformed answer while {what}")
         return answer
+
+    def assert_quiet(self) -> None:
+        """No answer may arrive that was not asked for: one that does was forged."""
+        pending = bool(self._buffer)
+        if not pending and self.process.poll() is None:
+            pending = bool(select.select([self._answer_read], [], [], 0)[0])
+        if pending:
+            raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
 
     def request(self, message: dict[str, Any], deadline: float, what: str) -> dict[str, Any]:
         self.send(message)

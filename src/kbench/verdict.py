@@ -59,6 +59,9 @@ class Verdict:
     output_bytes: int = 0
     versions: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    policy: str = "strict"
+    flags: list[str] = field(default_factory=list)
+    speed_of_light_ms: float | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

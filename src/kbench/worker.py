@@ -39,9 +39,11 @@ import torch
 
 from kbench import state, timing
 from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
+from kbench.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
 from kbench.problem import Problem, import_problem
 
 CHECK_SEED_SALT = 0x5EED_C0DE
+_os_write = os.write
 
 
 class Failure(Exception):
@@ -74,34 +76,33 @@ def phase(name: str):
 
 
 class Session:
-    """The state of one worker: the problem module, the model, the device."""
+    """The state of one worker: the problem module, the model, the device.
+
+    In a candidate worker ``guard`` watches the solution (runtime rules); its
+    findings travel with every answer, and the judge applies the policy.
+    """
 
     def __init__(self) -> None:
         self.problem_module: Any = None
         self.model: Any = None
         self.device = torch.device("cpu")
+        self.guard: RuntimeGuard | None = None
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
-        if self.device.type == "cuda":
-            torch.cuda.set_device(self.device)
         torch.set_grad_enabled(False)
-        pinned = state.pin()
-        problem = Problem(
-            path=Path(msg["problem_path"]),
-            id="",
-            name="",
-            level=None,
-            sha256=msg["problem_sha256"],
-            small=msg["small"],
-        )
         started = time.monotonic()
         with phase("problem"):
+            if self.device.type == "cuda":
+                torch.cuda.set_device(self.device)
+            pinned = state.pin()
+            problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"])
             self.problem_module = import_problem(problem, msg["size"])
             reference_class = self.problem_module.Model
         if msg["role"] == "reference":
             model_class = reference_class
         else:
+            self.guard = RuntimeGuard(self.device)
             model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
 
@@ -120,6 +121,8 @@ class Session:
             "device_name": _device_name(self.device),
             "versions": _versions(),
             "settings": pinned,
+            "work": _work_counts(self.problem_module),
+            "findings": self._findings(self.guard.state_findings() if self.guard else []),
         }
 
     def inputs(self, seed: int) -> list[Any]:
@@ -139,8 +142,23 @@ class Session:
             self._sync()
             return out
 
+    def watched_forward(self, args: list[Any], record_ops: bool = False) -> tuple[Any, dict[str, Any]]:
+        """A forward call with the guard watching (candidate) and, if asked,
+        the aten operations it executes recorded (both roles)."""
+        watch = CallWatch(self.guard, args, self.model) if self.guard else None
+        report: dict[str, Any] = {}
+        if record_ops:
+            with OpRecorder() as recorder:
+                out = self.forward(args)
+            report["ops"] = sorted(recorder.ops)
+        else:
+            out = self.forward(args)
+        report["findings"] = self._findings(watch.findings(out) if watch else [])
+        return out, report
+
     def run(self, msg: dict[str, Any]) -> dict[str, Any]:
-        return self._answer(self.forward(self.inputs(msg["seed"])), msg)
+        out, report = self.watched_forward(self.inputs(msg["seed"]), msg.get("record_ops", False))
+        return {**self._answer(out, msg), **report}
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
         fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
@@ -148,17 +166,19 @@ class Session:
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
             measured = timing.measure(self.model, fresh, self.device, settings, deadline)
-        return {**self._answer(self._check_call(fresh, msg["seed"]), msg), "timing": measured.to_dict()}
+        out, report = self._check_call(fresh, msg["seed"])
+        return {**self._answer(out, msg), **report, "timing": measured.to_dict()}
 
     def check(self, msg: dict[str, Any]) -> dict[str, Any]:
         fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
-        return self._answer(self._check_call(fresh, msg["seed"]), msg)
+        out, report = self._check_call(fresh, msg["seed"])
+        return {**self._answer(out, msg), **report}
 
-    def _check_call(self, fresh: timing.FreshInputs, seed: int) -> Any:
+    def _check_call(self, fresh: timing.FreshInputs, seed: int) -> tuple[Any, dict[str, Any]]:
         """One more call, shaped like a timed one, on inputs the model could not predict."""
         args = fresh.fill(check_scale(seed))
         timing.CacheFlusher(self.device)()
-        return self.forward(args)
+        return self.watched_forward(args)
 
     def _answer(self, out: Any, msg: dict[str, Any]) -> dict[str, Any]:
         """A candidate saves its output for the reference; the reference compares with it.
@@ -172,9 +192,24 @@ class Session:
             return {"ok": True, **compare_with_saved(out, msg, self.device)}
         return {"ok": True}
 
+    @staticmethod
+    def _findings(findings: list[Any]) -> list[dict[str, Any]]:
+        return [asdict(f) for f in findings]
+
     def _sync(self) -> None:
         if self.device.type == "cuda":
             timing._cuda_sync(self.device)
+
+
+def _work_counts(module: Any) -> dict[str, float | None]:
+    """The problem's declared operation and byte counts at this size, where it declares them."""
+    counts: dict[str, float | None] = {}
+    for key, function in (("flops", "kbench_flops"), ("bytes", "kbench_bytes")):
+        try:
+            counts[key] = float(getattr(module, function)())
+        except Exception:
+            counts[key] = None
+    return counts
 
 
 def check_scale(seed: int) -> float:
@@ -276,7 +311,7 @@ def _versions() -> dict[str, str | None]:
 
 def main(argv: list[str]) -> None:
     commands = os.fdopen(int(argv[1]), "r")
-    results = os.fdopen(int(argv[2]), "w")
+    answers_fd = int(argv[2])
     session = Session()
     handlers = {
         "load": session.load,
@@ -297,9 +332,12 @@ def main(argv: list[str]) -> None:
                 "error": failure.message,
                 "traceback": failure.trace[-8000:],
             }
-        results.write(json.dumps(reply) + "\n")
-        results.flush()
-    results.close()
+        _write_all(answers_fd, (json.dumps(reply) + "\n").encode())
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[_os_write(fd, data):]
 
 
 if __name__ == "__main__":

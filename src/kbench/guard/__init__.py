@@ -1,0 +1,95 @@
+"""The guard: rules that catch solutions which game the judge.
+
+Static rules read the solution's syntax tree before anything runs
+(``static.py``); runtime rules watch the candidate's process while it runs
+(``runtime.py``) and the judge checks what the processes report (timer
+bounds, speed of light). Every rule has a name; a policy says which rules
+reject and which only flag. See docs/guard.md for each rule and the exploit
+it answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# What each rule catches, for reasons and documentation.
+RULES: dict[str, str] = {
+    "torch-compile": "torch.compile, torch.jit, dynamo or inductor used instead of a kernel",
+    "fallback": "a try/except inside the model's code whose handler computes with PyTorch or returns",
+    "no-kernel": "no Triton kernel and no C++/CUDA extension: the solution is plain PyTorch",
+    "introspection": "gc, frames or tracebacks used to look around the process",
+    "process-exit": "the solution exits, kills or signals a process",
+    "raw-io": "raw file-descriptor I/O or /proc access (the results channel lives there)",
+    "threads": "threads, processes or executors started by the solution",
+    "low-precision": "half precision or TF32 used in a float32 problem",
+    "global-state": "process-wide PyTorch settings or random state changed",
+    "monkeypatch": "attributes of modules (torch, time, ...) replaced",
+    "harness-access": "the judge's own modules, sys.modules or __main__ reached",
+    "dynamic-access": "getattr/importlib/eval with computed names (a way around the static rules)",
+    "side-stream": "CUDA streams created (fine if joined; the timer bound decides)",
+    "shape-special-case": "the input shape compared with literals",
+    "patched-function": "a function of torch, torch.cuda, time or kbench replaced while running",
+    "output-subclass": "an output is not a plain torch.Tensor (lazy or custom subclass)",
+    "output-aliases-input": "an output shares memory with an input or a parameter",
+    "input-mutated": "forward changed an input",
+    "timer-mismatch": "the host clock saw much more time than the CUDA events (work hidden from the timer)",
+    "speed-of-light": "faster than the problem's operation and byte counts allow on this GPU",
+    "timed-call-check": "the output of a timed call, on inputs it could not predict, is wrong",
+    "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
+    "results-channel": "answers the judge did not ask for appeared on the worker's channel",
+}
+
+# Rules that only ever flag: evidence for a reviewer, never proof of cheating.
+ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case"}
+
+# Rules a lenient policy still enforces: no honest kernel ever breaks them.
+INTEGRITY = {
+    "introspection",
+    "process-exit",
+    "raw-io",
+    "threads",
+    "global-state",
+    "monkeypatch",
+    "harness-access",
+    "patched-function",
+    "output-subclass",
+    "output-aliases-input",
+    "input-mutated",
+    "timer-mismatch",
+    "speed-of-light",
+    "timed-call-check",
+    "results-channel",
+}
+
+POLICIES = ("strict", "lenient", "off")
+DEFAULT_POLICY = "strict"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's observation about a solution."""
+
+    rule: str
+    message: str
+    line: int | None = None
+
+    def text(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.rule}: {self.message}{where}"
+
+
+def action(rule: str, policy: str) -> str:
+    """``reject``, ``flag`` or ``ignore`` for a rule under a policy."""
+    if policy == "off":
+        return "ignore"
+    if rule in ALWAYS_FLAG:
+        return "flag"
+    if policy == "strict" or rule in INTEGRITY:
+        return "reject"
+    return "flag"
+
+
+def check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}: choose from {', '.join(POLICIES)}")
+    return policy

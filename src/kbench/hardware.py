@@ -1,0 +1,45 @@
+"""Peak rates of known GPUs, for the speed-of-light time of a problem.
+
+The ceilings are the vendors' datasheet maxima (memory bandwidth, and dense
+16-bit tensor-core throughput as the most any kernel can compute per second),
+deliberately generous: a kernel faster than ``max(flops / peak_flops, bytes /
+peak_bandwidth)`` is impossible, so an honest kernel must never come near it.
+Measured on the H200 (brief, 2026-10-28): 4.3 TB/s copy, 788 TFLOP/s bf16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Peak:
+    bytes_per_second: float
+    flops_per_second: float
+
+
+# Matched in order against the device name: more specific names first.
+PEAKS: list[tuple[str, Peak]] = [
+    ("H200", Peak(4.8e12, 989.4e12)),
+    ("H100 PCIe", Peak(2.0e12, 756.0e12)),
+    ("H100", Peak(3.35e12, 989.4e12)),
+    ("GH200", Peak(4.9e12, 989.4e12)),
+    ("A100", Peak(2.039e12, 312.0e12)),
+    ("L40S", Peak(0.864e12, 362.0e12)),
+    ("RTX 4090", Peak(1.008e12, 330.0e12)),
+]
+
+
+def peak_for(device_name: str | None) -> Peak | None:
+    for key, peak in PEAKS:
+        if device_name and key in device_name:
+            return peak
+    return None
+
+
+def speed_of_light_ms(device_name: str | None, flops: float | None, nbytes: float | None) -> float | None:
+    """The least time the work can take on this device, or None if unknown."""
+    peak = peak_for(device_name)
+    if peak is None or (not flops and not nbytes):
+        return None
+    return 1e3 * max((flops or 0.0) / peak.flops_per_second, (nbytes or 0.0) / peak.bytes_per_second)

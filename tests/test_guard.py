@@ -1,0 +1,112 @@
+"""The guard's static rules and its policy, without running anything."""
+
+import pytest
+
+from kbench.guard import RULES, action
+from kbench.guard.static import check_source
+
+KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        {body}
+        kernel[(1,)](x, y, x.numel(), BLOCK=1024)
+        return y
+'''
+
+
+def rules(source):
+    return {f.rule for f in check_source(source)}
+
+
+def with_body(body, header=""):
+    return header + KERNEL.replace("{body}", body)
+
+
+def test_an_honest_kernel_has_no_findings():
+    assert rules(with_body("pass")) == set()
+
+
+@pytest.mark.parametrize(
+    "body, header, rule",
+    [
+        ("x = torch.compile(lambda t: t)(x)", "", "torch-compile"),
+        ("f = torch.jit.script(torch.relu)", "", "torch-compile"),
+        ("try:\n            kernel[(1,)](x, y, 1, BLOCK=4)\n        except Exception:\n            return torch.relu(x)", "", "fallback"),
+        ("objs = gc.get_objects()", "import gc\n", "introspection"),
+        ("frame = sys._getframe(1).f_back", "import sys\n", "introspection"),
+        ("sys.exit(0)", "import sys\n", "process-exit"),
+        ("os._exit(0)", "import os\n", "process-exit"),
+        ("os.write(4, b'{}')", "import os\n", "raw-io"),
+        ("fds = os.listdir('/proc/self/fd')", "import os\n", "raw-io"),
+        ("t = threading.Thread(target=print)", "import threading\n", "threads"),
+        ("x = x.half()", "", "low-precision"),
+        ("x = x.to(torch.bfloat16)", "", "low-precision"),
+        ("torch.backends.cudnn.allow_tf32 = True", "", "global-state"),
+        ("torch.set_default_dtype(torch.float64)", "", "global-state"),
+        ("torch.manual_seed(0)", "", "global-state"),
+        ("time.perf_counter = lambda: 0.0", "import time\n", "monkeypatch"),
+        ("setattr(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
+        ("m = sys.modules['kbench.timing']", "import sys\n", "harness-access"),
+        ("import kbench", "", "harness-access"),
+        ("f = getattr(torch, 'syn' + 'chronize')", "", "dynamic-access"),
+        ("s = torch.cuda.Stream()", "", "side-stream"),
+        ("big = x.shape == (16384, 32768)", "", "shape-special-case"),
+    ],
+)
+def test_each_static_rule_fires_on_its_form(body, header, rule):
+    assert rule in rules(with_body(body, header))
+
+
+def test_pure_pytorch_is_no_kernel_and_aliases_do_not_hide_calls():
+    source = "import torch\nimport torch.nn.functional as F\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return F.relu(x)\n"
+    assert rules(source) == {"no-kernel"}
+    aliased = with_body("c(x)", header="from torch import compile as c\n")
+    assert "torch-compile" in rules(aliased)
+
+
+def test_cuda_and_cpp_extensions_count_as_kernels():
+    source = (
+        "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+        "ext = load_inline(name='e', cpp_sources='', cuda_sources='__global__ void k() {}', functions=[])\n"
+        "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return ext.k(x)\n"
+    )
+    assert "no-kernel" not in rules(source)
+
+
+def test_harmless_forms_are_left_alone():
+    optional_import = "try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"
+    assert rules(with_body("pass", header=optional_import)) == set()
+    reraise = "try:\n            n = x.numel()\n        except Exception as exc:\n            raise RuntimeError('bad input') from exc"
+    assert rules(with_body(reraise)) == set()
+    attributes_of_self = "self.cache_size = 4"
+    assert rules(with_body(attributes_of_self)) == set()
+    writes_a_source_file = "open('kernel.cu', 'w').write('// source')"
+    assert rules(with_body(writes_a_source_file)) == set()
+
+
+def test_half_precision_is_only_a_finding_for_float32_problems():
+    source = with_body("x = x.half()")
+    assert "low-precision" not in {f.rule for f in check_source(source, problem_dtype="float16")}
+
+
+def test_unparsable_source_has_no_findings_so_the_build_reports_it():
+    assert check_source("def broken(:\n") == []
+
+
+def test_policies():
+    assert action("no-kernel", "strict") == "reject"
+    assert action("no-kernel", "lenient") == "flag"
+    assert action("patched-function", "lenient") == "reject"
+    assert action("side-stream", "strict") == "flag"
+    assert action("patched-function", "off") == "ignore"
+    assert set(RULES) >= {"timer-mismatch", "speed-of-light", "timed-call-check", "reference-op"}
