@@ -105,3 +105,11 @@ def test_broken_problem_is_a_problem_error_not_a_verdict(tmp_path):
     )
     with pytest.raises(kbench.ProblemError, match="the reference failed.*inputs cannot be made"):
         kbench.evaluate(problem, SOLUTIONS / "honest_triton.py", "cpu", measure_time=False)
+
+
+def test_build_only_imports_and_reports_compile_errors():
+    from kbench.judge import build
+
+    assert build(SOLUTIONS / "honest_triton.py", "cpu")["ok"] is True
+    failed = build(SOLUTIONS / "syntax_error.py", "cpu")
+    assert failed["ok"] is False and "SyntaxError" in failed["error"]

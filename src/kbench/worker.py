@@ -125,6 +125,13 @@ class Session:
             "findings": self._findings(self.guard.state_findings() if self.guard else []),
         }
 
+    def build(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Only import the solution: compiles what it compiles (into the shared
+        cache) without touching a device, so builds can run in a pool."""
+        started = time.monotonic()
+        _import_solution(Path(msg["solution_path"]))
+        return {"ok": True, "import_seconds": time.monotonic() - started}
+
     def inputs(self, seed: int) -> list[Any]:
         """The problem's inputs for ``seed``, on the device.
 
@@ -315,6 +322,7 @@ def main(argv: list[str]) -> None:
     session = Session()
     handlers = {
         "load": session.load,
+        "build": session.build,
         "run": session.run,
         "time": session.time,
         "check": session.check,
