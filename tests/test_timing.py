@@ -3,14 +3,20 @@ import torch
 from kbench.timing import FreshInputs, TimingSettings, measure, median_rel_error
 
 
-def test_fresh_inputs_change_every_call_but_repeat_for_the_same_seed():
-    base = [torch.randn(64), torch.arange(5), 3]
-    first, second = FreshInputs(base, seed=7), FreshInputs(base, seed=7)
-    calls = [first.fill(first.next_scale())[0].clone() for _ in range(3)]
-    assert not torch.equal(calls[0], calls[1]) and not torch.equal(calls[1], calls[2])
-    assert torch.equal(second.fill(second.next_scale())[0], calls[0])
-    assert torch.equal(first.fill(0.75)[1], base[1])  # integers are left as they are
-    assert torch.equal(torch.sign(calls[0]), torch.sign(base[0]))  # signs (domains) kept
+def draw(seed):
+    torch.manual_seed(seed)
+    return [torch.randn(64), torch.randint(0, 10, (5,)), 3]
+
+
+def test_fresh_inputs_are_new_draws_every_call_and_repeat_for_the_same_seed():
+    first, second = FreshInputs(draw, seed=7), FreshInputs(draw, seed=7)
+    calls = [first.next() for _ in range(3)]
+    assert not torch.equal(calls[0][0], calls[1][0]) and not torch.equal(calls[1][0], calls[2][0])
+    ratio = calls[1][0] / calls[0][0]
+    assert not torch.allclose(ratio, ratio[0].expand_as(ratio))  # not a rescaled copy
+    assert torch.equal(second.next()[0], calls[0][0])
+    assert calls[0][1].dtype == torch.int64  # integers stay integers
+    assert not any(torch.equal(first.for_check()[0], c[0]) for c in calls)
 
 
 def test_median_rel_error_shrinks_with_more_samples_of_the_same_spread():
@@ -22,7 +28,7 @@ def test_median_rel_error_shrinks_with_more_samples_of_the_same_spread():
 
 def test_measure_on_cpu_keeps_count_spread_and_stop_reason():
     settings = TimingSettings(min_calls=5, max_calls=40, budget_seconds=2.0, warmup_seconds=0.0)
-    result = measure(lambda x: x * 2, FreshInputs([torch.randn(1000)], seed=1), torch.device("cpu"), settings)
+    result = measure(lambda x, i, n: x * 2, FreshInputs(draw, seed=1), torch.device("cpu"), settings)
     assert result.clock == "cpu-perf-counter"
     assert 5 <= result.count <= 40
     assert result.min_ms <= result.p25_ms <= result.median_ms <= result.p75_ms <= result.max_ms

@@ -30,6 +30,7 @@ _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
 
+CHECK_SEED_SALT = 0x5EED_C0DE
 CPU_FLUSH_BYTES = 64 << 20
 MIN_CUDA_FLUSH_BYTES = 64 << 20
 
@@ -89,31 +90,28 @@ def median_rel_error(samples: list[float]) -> float:
 
 
 class FreshInputs:
-    """Gives every call new input values, identically in every process.
+    """Draws a whole new set of inputs for every call, identically in every process.
 
-    The base inputs are drawn once from the problem's ``get_inputs``; each call
-    receives working copies of them, floating-point tensors multiplied by a
-    scale drawn from (0.5, 1]: this keeps signs and domains (a positive input
-    stays positive, values in [-1, 1] stay there) while no two calls see the
-    same values. The scale sequence comes from a seed, so the reference process
-    and the candidate process see exactly the same inputs for the same seed.
+    Each call's inputs come from the problem's own ``get_inputs`` under a seed
+    taken from a sequence that starts at the timing seed, so values keep the
+    problem's distribution and domain, the reference and the candidate
+    processes see exactly the same inputs, and no relation between calls can
+    be exploited (an earlier design scaled one base set, and a candidate could
+    detect the scale and rescale a cached answer). New tensors also land at
+    new places in memory, so the timing samples placements too.
     """
 
-    def __init__(self, base: list[Any], seed: int):
-        self._base = base
-        self._work = [x.clone() if isinstance(x, torch.Tensor) else x for x in base]
-        self._rng = random.Random(seed)
+    def __init__(self, draw: Callable[[int], list[Any]], seed: int):
+        self._draw = draw
+        self._seeds = random.Random(seed)
+        self.check_seed = seed ^ CHECK_SEED_SALT
 
-    def next_scale(self) -> float:
-        return 0.5 + 0.5 * (1.0 - self._rng.random())
+    def next(self) -> list[Any]:
+        return self._draw(self._seeds.getrandbits(62))
 
-    def fill(self, scale: float) -> list[Any]:
-        for work, base in zip(self._work, self._base):
-            if isinstance(work, torch.Tensor):
-                work.copy_(base)
-                if work.is_floating_point() or work.is_complex():
-                    work.mul_(scale)
-        return self._work
+    def for_check(self) -> list[Any]:
+        """The inputs of the call after the timed ones, whose output the judge checks."""
+        return self._draw(self.check_seed)
 
 
 class CacheFlusher:
@@ -178,7 +176,7 @@ def measure(
     flush = CacheFlusher(device)
 
     def one_call() -> tuple[float, float]:
-        args = inputs.fill(inputs.next_scale())
+        args = inputs.next()
         flush()
         clock_ms, host_ms, _ = clock.time_call(lambda: forward(*args))
         return clock_ms, host_ms

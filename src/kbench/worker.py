@@ -42,7 +42,6 @@ from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tole
 from kbench.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
 from kbench.problem import Problem, import_problem
 
-CHECK_SEED_SALT = 0x5EED_C0DE
 _os_write = os.write
 
 
@@ -168,22 +167,21 @@ class Session:
         return {**self._answer(out, msg), **report}
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
-        fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
+        fresh = timing.FreshInputs(self.inputs, msg["seed"])
         settings = timing.TimingSettings(**msg["settings"])
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
             measured = timing.measure(self.model, fresh, self.device, settings, deadline)
-        out, report = self._check_call(fresh, msg["seed"])
+        out, report = self._check_call(fresh)
         return {**self._answer(out, msg), **report, "timing": measured.to_dict()}
 
     def check(self, msg: dict[str, Any]) -> dict[str, Any]:
-        fresh = timing.FreshInputs(self.inputs(msg["seed"]), msg["seed"])
-        out, report = self._check_call(fresh, msg["seed"])
+        out, report = self._check_call(timing.FreshInputs(self.inputs, msg["seed"]))
         return {**self._answer(out, msg), **report}
 
-    def _check_call(self, fresh: timing.FreshInputs, seed: int) -> tuple[Any, dict[str, Any]]:
+    def _check_call(self, fresh: timing.FreshInputs) -> tuple[Any, dict[str, Any]]:
         """One more call, shaped like a timed one, on inputs the model could not predict."""
-        args = fresh.fill(check_scale(seed))
+        args = fresh.for_check()
         timing.CacheFlusher(self.device)()
         return self.watched_forward(args)
 
@@ -217,10 +215,6 @@ def _work_counts(module: Any) -> dict[str, float | None]:
         except Exception:
             counts[key] = None
     return counts
-
-
-def check_scale(seed: int) -> float:
-    return 0.5 + 0.5 * (1.0 - random.Random(seed ^ CHECK_SEED_SALT).random())
 
 
 def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device) -> dict[str, Any]:
