@@ -239,6 +239,7 @@ class _Evaluation:
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.policy = policy
         self.flags: list[str] = []
+        self.ops_checked = False
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -264,7 +265,10 @@ class _Evaluation:
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
-        load = _load_message(self.problem, self.device, self.size, self.seeds["init"])
+        # A kernel written for the test shape only is caught by one trial at the
+        # problem's other (small) size first, where there is one.
+        other_size = "small" if self.size == "default" and self.problem.small else None
+        load = _load_message(self.problem, self.device, other_size or self.size, self.seeds["init"])
         load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
@@ -279,6 +283,8 @@ class _Evaluation:
             self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
             self._consider_answer(loaded)
 
+            if other_size:
+                self._other_size_trial(reference, candidate, other_size)
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
                 for index, seed in enumerate(self.seeds["trials"]):
@@ -295,6 +301,21 @@ class _Evaluation:
                 return "rejected", f"results-channel: {lost.detail}"
             return LOST_STATUS[lost.kind], lost.detail
         return "correct", f"{self.trials} of {self.trials} trials match the reference"
+
+    def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
+        self.seeds["other_size"] = secrets.randbits(62)
+        with self._phase("other_size"):
+            comparison, _ = self._compare_call(
+                reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
+            )
+            if not comparison.ok:
+                raise _Verdict(
+                    "incorrect",
+                    f"other-size: wrong at the problem's {other_size} size: {comparison.check}: {comparison.detail}",
+                )
+            resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
+            self._ask_reference(reference, "building the model at the test size", resize)
+            self._ask_candidate(candidate, "building the model at the test size", resize)
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
         """Time the candidate, check the output of its last call, then time eager alone."""
@@ -334,7 +355,7 @@ class _Evaluation:
         """The candidate answers and saves its output; then the reference computes
         the expected output and compares, in its own process."""
         cand_path = self.tmp / "candidate.pt"
-        record_ops = op == "run" and not self.record["trials"]
+        record_ops = op == "run" and not self.ops_checked
         ref_message = {**self._message("check" if op == "time" else "run", seed, None), "record_ops": record_ops}
         cand_message = {**self._message(op, seed, cand_path, budget_seconds), "record_ops": record_ops}
         try:
@@ -352,6 +373,7 @@ class _Evaluation:
         ref_answer = self._ask_reference(reference, what, ref_message)
         self.record["tolerance"].update(ref_answer["tolerance"])
         if record_ops:
+            self.ops_checked = True
             self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
         return Comparison(**ref_answer["comparison"]), cand_answer
 

@@ -86,6 +86,8 @@ class Session:
         self.model: Any = None
         self.device = torch.device("cpu")
         self.guard: RuntimeGuard | None = None
+        self.problem: Problem | None = None
+        self.model_class: Any = None
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -95,24 +97,14 @@ class Session:
             if self.device.type == "cuda":
                 torch.cuda.set_device(self.device)
             pinned = state.pin()
-            problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"])
-            self.problem_module = import_problem(problem, msg["size"])
-            reference_class = self.problem_module.Model
-        if msg["role"] == "reference":
-            model_class = reference_class
-        else:
+            self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"])
+            self.problem_module = import_problem(self.problem, msg["size"])
+            self.model_class = self.problem_module.Model
+        if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
-            model_class = _import_solution(Path(msg["solution_path"]))
+            self.model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
-
-        with phase("problem"):
-            init_inputs = _seeded(msg["init_seed"], self.problem_module.get_init_inputs)
-            init_inputs = [_to_device(x, self.device) for x in init_inputs]
-        with phase("init"):
-            torch.manual_seed(msg["init_seed"])
-            random.seed(msg["init_seed"])
-            self.model = model_class(*init_inputs).to(self.device)
-            self._sync()
+        self._build_model(msg["init_seed"])
         return {
             "ok": True,
             "import_seconds": imported - started,
@@ -123,6 +115,24 @@ class Session:
             "work": _work_counts(self.problem_module),
             "findings": self._findings(self.guard.state_findings() if self.guard else []),
         }
+
+    def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The problem at another size, and a new model for it (the solution is not re-imported)."""
+        with phase("problem"):
+            self.problem_module = import_problem(self.problem, msg["size"])
+        self._build_model(msg["init_seed"])
+        return {"ok": True}
+
+    def _build_model(self, init_seed: int) -> None:
+        with phase("problem"):
+            init_inputs = _seeded(init_seed, self.problem_module.get_init_inputs)
+            init_inputs = [_to_device(x, self.device) for x in init_inputs]
+        with phase("init"):
+            self.model = None  # the previous model's memory is free before the next is built
+            torch.manual_seed(init_seed)
+            random.seed(init_seed)
+            self.model = self.model_class(*init_inputs).to(self.device)
+            self._sync()
 
     def build(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Only import the solution: compiles what it compiles (into the shared
@@ -317,6 +327,7 @@ def main(argv: list[str]) -> None:
     handlers = {
         "load": session.load,
         "build": session.build,
+        "resize": session.resize,
         "run": session.run,
         "time": session.time,
         "check": session.check,
