@@ -1,0 +1,177 @@
+"""Scores from hand-made runs whose answers are worked out by hand in the comments."""
+
+import itertools
+import math
+
+import pytest
+
+from kbench.score import ALL, P_VALUES, bootstrap_mean, columns_of, compare, outcomes, score, unbiased_at_k
+
+from run_fixtures import run_data
+
+# Level 1: A correct at 2x, B correct at 0.5x, C incorrect. Level 2: D missing, E correct at exactly 1x.
+FIVE = run_data(
+    [
+        ("A", 1, [("correct", 2.0)]),
+        ("B", 1, [("correct", 0.5)]),
+        ("C", 1, [("incorrect", None)]),
+        ("D", 2, None),
+        ("E", 2, [("correct", 1.0)]),
+    ]
+)
+
+
+def five_score(**kwargs):
+    return score(outcomes(FIVE), columns_of(FIVE), **kwargs)
+
+
+def test_fast_p_counts_failures_and_missing_solutions_in_the_denominator():
+    fast = five_score().overall.fast_p["eager"]
+    # speedup > p, strictly: p=0: A, B, E; p=0.5: A, E (B is not > 0.5); p=0.8: A, E;
+    # p=1: A (E is not > 1); p=1.5: A; p=2: nobody. Always over all 5 problems.
+    expected = {0.0: 3 / 5, 0.5: 2 / 5, 0.8: 2 / 5, 1.0: 1 / 5, 1.5: 1 / 5, 2.0: 0.0}
+    assert {p: fast[p].value for p in P_VALUES} == pytest.approx(expected)
+
+
+def test_correct_rate_geomean_failures_and_coverage():
+    overall = five_score().overall
+    assert overall.n_problems == 5
+    assert overall.correct_rate.value == pytest.approx(3 / 5)
+    # exp((ln 2 + ln 0.5 + ln 1) / 3) = 1, over the correct solutions only.
+    assert overall.geomean_speedup["eager"].value == pytest.approx(1.0)
+    assert overall.failures == {"incorrect": 1, "missing": 1}
+    cov = overall.coverage
+    assert (cov.problems, cov.with_solution, cov.evaluated, cov.samples, cov.samples_evaluated) == (5, 4, 5, 4, 4)
+
+
+def test_per_level_scores():
+    groups = five_score().groups
+    assert list(groups) == [ALL, "1", "2"]
+    assert groups["1"].fast_p["eager"][0.0].value == pytest.approx(2 / 3)
+    assert groups["1"].fast_p["eager"][1.0].value == pytest.approx(1 / 3)
+    assert groups["2"].correct_rate.value == pytest.approx(1 / 2)
+    assert groups["2"].fast_p["eager"][1.0].value == 0.0
+
+
+def test_json_shape_has_the_required_keys():
+    document = five_score().to_dict()
+    assert document["n_problems"] == 5
+    assert document["correct_rate"] == pytest.approx(0.6)
+    assert set(document["fast_p"]["eager"]) == {"0", "0.5", "0.8", "1", "1.5", "2"}
+    assert document["fast_p"]["eager"]["1"] == pytest.approx(0.2)
+    assert document["levels"]["1"]["fast_p"]["eager"]["0"] == pytest.approx(2 / 3)
+    low, high = document["fast_p_ci"]["eager"]["0"]
+    assert low <= 0.6 <= high
+
+
+def test_pending_samples_count_as_failures_and_lower_coverage():
+    run = run_data([("A", 1, [("correct", 3.0)]), ("B", 1, ["pending"])])
+    overall = score(outcomes(run), ("eager",)).overall
+    assert overall.fast_p["eager"][1.0].value == pytest.approx(1 / 2)
+    assert overall.coverage.evaluated == 1 and overall.statuses["pending"] == 1
+
+
+def test_unbiased_estimator_small_cases_by_hand():
+    assert unbiased_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)  # 1 - C(3,2)/C(5,2)
+    assert unbiased_at_k(4, 1, 2) == pytest.approx(1 - 3 / 6)  # 1 - C(3,2)/C(4,2)
+    assert unbiased_at_k(4, 0, 3) == 0.0
+    assert unbiased_at_k(4, 2, 3) == 1.0  # any 3 of 4 include a success
+    assert unbiased_at_k(7, 3, 1) == pytest.approx(3 / 7)
+
+
+@pytest.mark.parametrize("n, c, k", [(6, 2, 3), (5, 1, 2), (8, 3, 4)])
+def test_unbiased_estimator_equals_enumeration_of_all_draws(n, c, k):
+    successes = [True] * c + [False] * (n - c)
+    draws = list(itertools.combinations(successes, k))
+    assert unbiased_at_k(n, c, k) == pytest.approx(sum(any(d) for d in draws) / len(draws))
+
+
+def test_fast_p_at_k_with_several_samples():
+    # X: 4 samples, correct at 1.2x and 0.9x, then two failures. Y: 4 failures. Z: missing.
+    run = run_data(
+        [
+            ("X", 1, [("correct", 1.2), ("correct", 0.9), ("incorrect", None), ("runtime_error", None)]),
+            ("Y", 1, [("incorrect", None)] * 4),
+            ("Z", 1, None),
+        ]
+    )
+    result = score(outcomes(run), ("eager",))
+    assert result.ks == (1, 2, 4)
+    at_k = result.overall.fast_p_at_k["eager"]
+    # p=1: X has c=1 of n=4: @1 = 1/4, @2 = 1 - C(3,2)/C(4,2) = 1/2, @4 = 1; Y and Z give 0.
+    assert at_k[1][1.0].value == pytest.approx(1 / 12)
+    assert at_k[2][1.0].value == pytest.approx(1 / 6)
+    assert at_k[4][1.0].value == pytest.approx(1 / 3)
+    # p=0: X has c=2: @2 = 1 - C(2,2)/C(4,2) = 5/6.
+    assert at_k[2][0.0].value == pytest.approx(5 / 18)
+    # fast_p itself is fast_p@1: the share of a problem's samples that succeed.
+    assert result.overall.fast_p["eager"][0.0].value == pytest.approx(at_k[1][0.0].value)
+    assert result.overall.correct_rate.value == pytest.approx((2 / 4) / 3)
+
+
+def test_no_fast_p_at_k_with_one_sample_per_problem():
+    assert five_score().ks == ()
+
+
+def test_bootstrap_interval_holds_the_estimate_and_repeats_with_its_seed():
+    values = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0.5, 0.25]
+    first = bootstrap_mean(values, seed=7)
+    assert first.low <= first.value <= first.high
+    assert first.value == pytest.approx(sum(values) / len(values))
+    assert 0 <= first.low < first.high <= 1
+    assert bootstrap_mean(values, seed=7) == first
+    spread = [0.13, 0.92, 0.41, 0.77, 0.05, 0.66, 0.38, 0.21]
+    assert bootstrap_mean(spread, resamples=200, seed=1) != bootstrap_mean(spread, resamples=200, seed=2)
+    assert five_score(seed=3) == five_score(seed=3)
+
+
+def test_bootstrap_of_a_constant_is_that_constant():
+    estimate = bootstrap_mean([0.5] * 10)
+    assert (estimate.low, estimate.value, estimate.high) == (0.5, 0.5, 0.5)
+
+
+def test_geomean_is_undefined_without_a_correct_solution():
+    run = run_data([("A", 1, [("incorrect", None)]), ("B", 1, None)])
+    assert score(outcomes(run), ("eager",)).overall.geomean_speedup["eager"].value is None
+
+
+def test_scores_cover_every_baseline_column_present():
+    run = run_data([("A", 1, [("correct", 2.0)])])
+    run.evaluations[0].speedup["compile"] = 0.5
+    result = score(outcomes(run), columns_of(run))
+    assert result.columns == ("eager", "compile")
+    assert result.overall.fast_p["compile"][1.0].value == 0.0
+    assert result.overall.fast_p["eager"][1.0].value == 1.0
+
+
+def test_paired_comparison_on_shared_problems():
+    a = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("incorrect", None)]), ("R", 2, None),
+                  ("S", 2, [("correct", 1.5)]), ("OnlyA", 1, None)])
+    b = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 1.2)]), ("R", 2, [("correct", 0.5)]),
+                  ("S", 2, [("incorrect", None)]), ("OnlyB", 1, None)])
+    result = compare(outcomes(a), outcomes(b), ("eager",))
+    assert result.only_a == ["OnlyA"] and result.only_b == ["OnlyB"] and result.changed == []
+    overall = result.groups[ALL]
+    assert overall.n_problems == 4
+    # correct: A has P, S (2/4); B has P, Q, R (3/4): +1/4. fast_1: A has P, S; B has P, Q: 0.
+    assert overall.correct_rate.difference.value == pytest.approx(0.25)
+    assert (overall.correct_rate.a, overall.correct_rate.b) == (pytest.approx(0.5), pytest.approx(0.75))
+    fast_1 = overall.fast_p["eager"][1.0].difference
+    assert fast_1.value == pytest.approx(0.0) and fast_1.low < 0 < fast_1.high
+    assert result.groups["1"].fast_p["eager"][1.0].difference.value == pytest.approx(0.5)  # Q became fast
+    assert result.groups["2"].fast_p["eager"][1.0].difference.value == pytest.approx(-0.5)  # S broke
+
+
+def test_comparison_leaves_out_problems_whose_content_changed():
+    a = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 2.0)])])
+    b = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("incorrect", None)])])
+    changed = [p for p in outcomes(b)]
+    changed[1] = type(changed[1])(**{**changed[1].__dict__, "sha256": "edited"})
+    result = compare(outcomes(a), changed, ("eager",))
+    assert result.changed == ["Q"] and result.groups[ALL].n_problems == 1
+    assert math.isclose(result.groups[ALL].correct_rate.difference.value, 0.0)
+
+
+def test_runs_without_shared_problems_compare_to_nothing():
+    result = compare(outcomes(run_data([("P", 1, None)])), outcomes(run_data([("Q", 1, None)])), ("eager",))
+    assert result.groups == {} and result.to_dict()["n_problems"] == 0
