@@ -48,7 +48,7 @@ def test_infinite_loop_times_out_within_the_limit():
 
 def test_memory_hog_is_killed_at_the_memory_limit():
     verdict = kbench.evaluate(
-        PROBLEM, SOLUTIONS / "memory_hog.py", "cpu", measure_time=False, memory_limit_bytes=600 << 20, policy="off"
+        PROBLEM, SOLUTIONS / "memory_hog.py", "cpu", measure_time=False, memory_limit_bytes=1 << 30, policy="off"
     )
     assert verdict.status == "crashed"
     assert "memory limit exceeded" in verdict.reason

@@ -103,6 +103,7 @@ def problems_list(
         table.add_row(p.id, str(p.level), p.name)
     console.print(table)
 
+from kbench import cli_audit; cli_audit.register(app)  # noqa: E402, E702
 from kbench import cli_runs; cli_runs.register(app)  # noqa: E402, E702
 
 

@@ -96,7 +96,7 @@ def worker_env(device: str) -> dict[str, str]:
     return env
 
 
-def _load_message(problem: Problem, device: str, size: str, init_seed: int) -> dict[str, Any]:
+def load_message(problem: Problem, device: str, size: str, init_seed: int) -> dict[str, Any]:
     return {
         "op": "load",
         "problem_path": str(problem.path),
@@ -142,15 +142,15 @@ def time_reference(
     seed = secrets.randbits(62)
     with Worker(worker_env(device)) as reference:
         for message, what in [
-            ({**_load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
+            ({**load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
             (_call_message("time", seed, None, timing), "timing the eager reference"),
         ]:
             try:
                 answer = reference.request(message, deadline, what)
             except WorkerLost as lost:
-                raise _reference_failure(problem, what, lost.detail, reference) from lost
+                raise reference_failure(problem, what, lost.detail, reference) from lost
             if not answer["ok"]:
-                raise _reference_failure(problem, what, str(answer.get("error")), reference)
+                raise reference_failure(problem, what, str(answer.get("error")), reference)
     return answer["timing"]
 
 
@@ -177,7 +177,7 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
     return {"ok": answer["ok"], "seconds": time.monotonic() - started, "error": answer.get("error")}
 
 
-def _reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
+def reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
     """The problem is at fault when its own Model fails; say how, with what it printed."""
     printed = reference.output.text().strip()
     tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
@@ -208,7 +208,7 @@ def evaluate(
     """Judge ``solution`` against ``problem`` and return the verdict.
 
     ``timeout`` bounds the candidate's whole evaluation (build, trials and
-    timing). ``policy`` says which of the guard's rules reject and which only
+    timing); ``memory_limit_bytes`` its host memory. ``policy`` says which of the guard's rules reject and which only
     flag (``strict``, ``lenient``, ``off``: docs/guard.md). Raises
     ProblemError when the problem itself is unusable and ValueError for an
     unknown device, size or policy; every fault of the candidate ends in a
@@ -254,7 +254,7 @@ class _Evaluation:
             solution_path = self.tmp / "solution.py"
             solution_path.write_text(self.solution.source)
             env = worker_env(self.device)
-            reference = Worker(env, self.memory_limit)
+            reference = Worker(env)  # the problem's own needs: the default limit
             candidate = Worker(env, self.memory_limit)
             self.candidate = candidate
             try:
@@ -268,7 +268,7 @@ class _Evaluation:
         # A kernel written for the test shape only is caught by one trial at the
         # problem's other (small) size first, where there is one.
         other_size = "small" if self.size == "default" and self.problem.small else None
-        load = _load_message(self.problem, self.device, other_size or self.size, self.seeds["init"])
+        load = load_message(self.problem, self.device, other_size or self.size, self.seeds["init"])
         load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
@@ -439,9 +439,9 @@ class _Evaluation:
                 else reference.receive(self.reference_deadline, what)
             )
         except WorkerLost as lost:
-            raise _reference_failure(self.problem, what, lost.detail, reference) from lost
+            raise reference_failure(self.problem, what, lost.detail, reference) from lost
         if not answer["ok"]:
-            raise _reference_failure(
+            raise reference_failure(
                 self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
             )
         return answer

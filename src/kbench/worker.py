@@ -331,6 +331,7 @@ def main(argv: list[str]) -> None:
         "run": session.run,
         "time": session.time,
         "check": session.check,
+        "audit": lambda msg: importlib.import_module("kbench.audit").audit_in_worker(session, msg),
     }
     for line in commands:
         msg = json.loads(line)

@@ -1,0 +1,176 @@
+"""The audit: each fixture problem in tests/fixtures/audit is unsound in one way
+and must get its flag (plus only the flags that follow from that defect); the
+sound fixture and a few real level-1 problems must get none.
+
+All problems are audited once, three worker processes at a time, in one
+module-scoped fixture (about 30 s on an idle 2-core machine); the CLI tests
+reuse its records."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kbench.audit import flags_from_facts
+from kbench.cli import app
+from kbench.cli_audit import collect
+
+from conftest import FIXTURES
+
+AUDIT = FIXTURES / "audit"
+REAL = ["level1/softmax", "level1/conv2d", "level1/cross_entropy", "level1/layer_norm", "level1/argmax_dim"]
+
+EXPECTED = {
+    "sound": set(),
+    # An output scaled by 1e-6 is also the same for every seed and every input,
+    # and its tolerance is far looser than the float32 error.
+    "zeros_pass": {"zeros_pass", "near_constant", "input_insensitive", "tolerance_too_loose"},
+    "ignores_input": {"input_insensitive"},
+    "ignores_weights": {"weight_insensitive"},
+    "live_dropout": {"nondeterministic"},
+    "too_tight": {"tolerance_too_tight"},
+    "too_big": {"memory_over_device"},
+    "raises_in_get_inputs": {"broken"},
+    "syntax_error": {"broken"},
+    "hangs": {"broken"},
+}
+
+
+@pytest.fixture(scope="module")
+def audited():
+    from kbench.audit import audit_problems
+
+    items = collect([str(AUDIT), *REAL])
+    items.sort(key=lambda p: getattr(p, "id", "") != "audit/hangs")  # the slow one first
+    # jobs=3: the hanging one sleeps in its slot while two others work.
+    records = audit_problems(items, "cpu", "small", jobs=3, timeout=15)
+    return {r["id"].removeprefix("audit/"): r for r in records}
+
+
+def test_every_fixture_is_audited(audited):
+    assert set(EXPECTED) <= audited.keys()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_gets_its_flags(audited, name):
+    record = audited[name]
+    assert set(record["flags"]) == EXPECTED[name], record["reasons"]
+    assert set(record["reasons"]) == set(record["flags"])
+
+
+@pytest.mark.parametrize(
+    "name, flag, words",
+    [
+        ("raises_in_get_inputs", "broken", "ValueError: no inputs today"),
+        ("syntax_error", "broken", "not valid Python"),
+        ("hangs", "broken", "no answer within the time limit"),
+        ("too_big", "memory_over_device", "allocate"),
+        ("ignores_input", "input_insensitive", "argument(s) [1]"),
+        ("ignores_weights", "weight_insensitive", "the very same weights"),
+        ("live_dropout", "nondeterministic", "beyond the tolerance"),
+        ("too_tight", "tolerance_too_tight", "atol=1e-09"),
+    ],
+)
+def test_reasons_say_what_was_seen(audited, name, flag, words):
+    assert words in audited[name]["reasons"][flag]
+
+
+def test_sound_record_carries_the_numbers(audited):
+    record = audited["sound"]
+    assert record["path"].endswith("sound.py") and record["device"] == "cpu"
+    assert 0 < record["reference_error"]["tolerance_fraction"] < 1
+    # 32x64 input, 32x48 output, 48x64 weight and 48 bias, all float32
+    assert record["memory_bytes"] == 4 * (32 * 64 + 32 * 48 + 48 * 64 + 48)
+    assert record["eager_ms"] is None  # timed on a GPU only
+    assert "no KBENCH_SMALL: audited at the file's own size" in record["notes"]
+
+
+@pytest.mark.parametrize("problem_id", REAL)
+def test_real_level1_problems_are_sound(audited, problem_id):
+    record = audited[problem_id]
+    assert record["flags"] == [], record["reasons"]
+    assert record["size"] == "small" and record["flops"] and record["bytes"]
+
+
+def _facts(**overrides):
+    ok = {"ok": True, "check": "ok", "detail": ""}
+    bad = {"ok": False, "check": "values", "detail": "differs"}
+    facts = {
+        "zeros": [bad, bad],
+        "constant": [bad],
+        "inputs": [{"argument": 0, "comparison": bad}],
+        "weights": {"changed": True, "comparison": bad},
+        "determinism": {"bitwise_equal": True, "comparison": ok},
+        "float64": {"comparison": ok, "tolerance_fraction": 0.001},
+        "memory": {"total_bytes": 10, "device_bytes": 100},
+    }
+    return {**facts, **overrides}
+
+
+def test_rules_on_sound_facts_raise_nothing():
+    assert flags_from_facts(_facts()) == ([], {})
+
+
+@pytest.mark.parametrize("median_ms, flagged", [(0.2, True), (1.0, False), (19.9, False), (25.0, True)])
+def test_runtime_flag_outside_1_to_20_ms(median_ms, flagged):
+    flags, _ = flags_from_facts(_facts(timing={"median_ms": median_ms}))
+    assert ("runtime_out_of_range" in flags) == flagged
+
+
+def test_too_loose_needs_a_zero_or_constant_answer_that_passes():
+    ok = {"ok": True, "check": "ok", "detail": ""}
+    assert flags_from_facts(_facts())[0] == []  # tiny error alone is no flag
+    assert flags_from_facts(_facts(constant=[ok]))[0] == ["near_constant", "tolerance_too_loose"]
+    loose_enough = _facts(constant=[ok], float64={"comparison": ok, "tolerance_fraction": 0.02})
+    assert flags_from_facts(loose_enough)[0] == ["near_constant"]
+
+
+def test_no_tolerance_verdict_when_the_reference_disagrees_with_itself():
+    bad = {"ok": False, "check": "values", "detail": "differs"}
+    facts = _facts(determinism={"bitwise_equal": False, "comparison": bad}, float64={"comparison": bad, "tolerance_fraction": 9.0})
+    assert flags_from_facts(facts)[0] == ["nondeterministic"]
+
+
+def test_cli_json_and_exit_status(audited, monkeypatch):
+    """The CLI over the records audited above (no second audit): JSON has no infinities."""
+    import kbench.cli_audit
+
+    seen = {}
+
+    def fake_audit(items, device, size, **kwargs):
+        seen.update(items=items, device=device, size=size)
+        too_tight = {**audited["too_tight"], "reference_error": {"tolerance_fraction": float("inf")}}
+        return [audited["syntax_error"], too_tight]
+
+    monkeypatch.setattr(kbench.cli_audit, "audit_problems", fake_audit)
+    done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu", "--json"])
+    assert done.exit_code == 0, done.output
+    assert seen["device"] == "cpu" and seen["size"] == "small"
+    assert seen["items"][0]["flags"] == ["broken"] and seen["items"][1].id == "level1/relu"
+    records = json.loads(done.stdout)
+    assert [r["flags"] for r in records] == [["broken"], ["tolerance_too_tight"]]
+    assert records[1]["reference_error"]["tolerance_fraction"] is None
+    assert all({"id", "path", "flags"} <= r.keys() for r in records)
+
+    done = CliRunner().invoke(app, ["audit", "level1/relu", "--device", "cpu"])
+    assert done.exit_code == 0 and "tolerance_too_tight: the reference" in done.stdout
+    assert "2 problem(s) audited, 2 flagged" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nowhere/nothing.py"], "no problem file or suite id"),
+        ([str(AUDIT), "--device", "tpu"], "unknown device"),
+        ([str(AUDIT), "--size", "huge"], "unknown size"),
+    ],
+)
+def test_usage_errors_exit_2(args, message, tmp_path):
+    done = CliRunner().invoke(app, ["audit", *args])
+    assert done.exit_code == 2
+    assert message in done.stderr
+
+
+def test_an_empty_directory_is_a_usage_error(tmp_path):
+    done = CliRunner().invoke(app, ["audit", str(tmp_path)])
+    assert done.exit_code == 2 and "no problem files" in done.stderr
