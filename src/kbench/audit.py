@@ -30,7 +30,7 @@ from kbench.compare import compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.judge import load_message, reference_failure, worker_env
 from kbench.problem import Problem
 from kbench.sandbox import Worker, WorkerLost, default_memory_limit
-from kbench.timing import FreshInputs, TimingSettings, measure
+from kbench.timing import FreshInputs, TimingSettings, measure, seed_sequence
 
 # Fixed seeds: an audit is reproducible (there is no candidate to outguess).
 INPUT_SEEDS = (1001, 1002, 1003)
@@ -140,7 +140,7 @@ class _Checks:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats(self.device)
         if self.msg.get("time"):
-            fresh = FreshInputs(session.inputs, TIMING_SEED)
+            fresh = FreshInputs(session.inputs, seed_sequence(TIMING_SEED))
             deadline = time.monotonic() + self.msg["budget_seconds"]
             measured = measure(session.model, fresh, self.device, TimingSettings(**self.msg["timing"]), deadline)
             facts["timing"] = measured.to_dict()

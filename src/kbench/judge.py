@@ -109,9 +109,10 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int) -> di
 
 
 def _call_message(
-    op: str, seed: int, path: Path | None, timing: TimingSettings, budget_seconds: float | None = None
+    op: str, seed: int | None, path: Path | None, timing: TimingSettings, budget_seconds: float | None = None
 ) -> dict[str, Any]:
-    """A ``run``/``time``/``check`` command; with ``path`` the output is saved there."""
+    """A ``run``/``time``/``check`` command; with ``path`` the output is saved there.
+    (``time`` takes no seed: its calls' seeds are handed out one at a time.)"""
     message = {
         "op": op,
         "seed": seed,
@@ -143,10 +144,10 @@ def time_reference(
     with Worker(worker_env(device)) as reference:
         for message, what in [
             ({**load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
-            (_call_message("time", seed, None, timing), "timing the eager reference"),
+            (_call_message("time", None, None, timing), "timing the eager reference"),
         ]:
             try:
-                answer = reference.request(message, deadline, what)
+                answer = reference.request(message, deadline, what, SeedFeed())
             except WorkerLost as lost:
                 raise reference_failure(problem, what, lost.detail, reference) from lost
             if not answer["ok"]:
@@ -182,6 +183,23 @@ def reference_failure(problem: Problem, what: str, detail: str, reference: Worke
     printed = reference.output.text().strip()
     tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
     return ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
+
+
+class SeedFeed:
+    """Seeds for timed calls, drawn in the judge and handed out one call at a time.
+
+    What it handed out is kept, so the eager baseline can be timed on the very
+    inputs the candidate was timed on; past those it draws new ones.
+    """
+
+    def __init__(self, replay: list[int] | None = None):
+        self._replay = list(replay or [])
+        self.given: list[int] = []
+
+    def __call__(self) -> int:
+        seed = self._replay.pop(0) if self._replay else secrets.randbits(62)
+        self.given.append(seed)
+        return seed
 
 
 class _Verdict(Exception):
@@ -239,7 +257,6 @@ class _Evaluation:
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.policy = policy
         self.flags: list[str] = []
-        self.ops_checked = False
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -288,12 +305,13 @@ class _Evaluation:
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
                 for index, seed in enumerate(self.seeds["trials"]):
-                    comparison, _ = self._compare_call(reference, candidate, "run", seed, f"trial {index}")
+                    comparison = self._compare_call(reference, candidate, "run", seed, f"trial {index}")
                     self.record["trials"].append(Trial(index=index, ok=comparison.ok, **_fields(comparison)))
                     if not comparison.ok:
                         raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
             if measure_time:
                 self._measure(reference, candidate)
+            candidate.assert_quiet()
         except _Verdict as verdict:
             return verdict.status, verdict.reason
         except WorkerLost as lost:
@@ -305,7 +323,7 @@ class _Evaluation:
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
         self.seeds["other_size"] = secrets.randbits(62)
         with self._phase("other_size"):
-            comparison, _ = self._compare_call(
+            comparison = self._compare_call(
                 reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
             )
             if not comparison.ok:
@@ -319,14 +337,21 @@ class _Evaluation:
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
         """Time the candidate, check the output of its last call, then time eager alone."""
-        self.seeds["timing"] = secrets.randbits(62)
         budget = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
         if budget <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
         with self._phase("timing"):
-            comparison, timed = self._compare_call(
-                reference, candidate, "time", self.seeds["timing"], "timing the solution", budget
+            candidate_seeds = SeedFeed()
+            timed = self._ask_candidate(
+                candidate, "timing the solution", self._message("time", None, None, budget),
+                candidate_seeds,
             )
+            self._consider_answer(timed)
+            self._check_seed_accounting(timed["timing"], candidate_seeds)
+            # The check call's seed exists only now: whatever the candidate
+            # learnt or precomputed during timing cannot include its inputs.
+            self.seeds["check"] = secrets.randbits(62)
+            comparison = self._compare_call(reference, candidate, "check", self.seeds["check"], "the checked call")
         if not comparison.ok:
             raise _Verdict(
                 "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
@@ -338,7 +363,8 @@ class _Evaluation:
             eager = self._ask_reference(
                 reference,
                 "timing the eager reference",
-                self._message("time", self.seeds["timing"], None),
+                self._message("time", None, None),
+                SeedFeed(replay=candidate_seeds.given),
             )
         ref_ms, cand_ms = eager["timing"]["median_ms"], timed["timing"]["median_ms"]
         self._check_speed_of_light(cand_ms)
@@ -346,18 +372,15 @@ class _Evaluation:
         self.record["baselines"]["eager"] = {"runtime_ms": ref_ms, "timing": eager["timing"]}
         self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
 
-    def _message(self, op: str, seed: int, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
+    def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
         return _call_message(op, seed, path, self.timing_settings, budget_seconds)
 
-    def _compare_call(
-        self, reference: Worker, candidate: Worker, op: str, seed: int, what: str, budget_seconds: float | None = None
-    ) -> tuple[Comparison, dict[str, Any]]:
+    def _compare_call(self, reference: Worker, candidate: Worker, op: str, seed: int, what: str) -> Comparison:
         """The candidate answers and saves its output; then the reference computes
         the expected output and compares, in its own process."""
         cand_path = self.tmp / "candidate.pt"
-        record_ops = op == "run" and not self.ops_checked
-        ref_message = {**self._message("check" if op == "time" else "run", seed, None), "record_ops": record_ops}
-        cand_message = {**self._message(op, seed, cand_path, budget_seconds), "record_ops": record_ops}
+        ref_message = {**self._message(op, seed, None), "record_ops": True}
+        cand_message = {**self._message(op, seed, cand_path), "record_ops": True}
         try:
             cand_answer = self._ask_candidate(candidate, what, cand_message)
         except _Verdict as verdict:
@@ -372,10 +395,8 @@ class _Evaluation:
         self._consider_answer(cand_answer)
         ref_answer = self._ask_reference(reference, what, ref_message)
         self.record["tolerance"].update(ref_answer["tolerance"])
-        if record_ops:
-            self.ops_checked = True
-            self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
-        return Comparison(**ref_answer["comparison"]), cand_answer
+        self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
+        return Comparison(**ref_answer["comparison"])
 
     # --- the guard's judge-side rules -------------------------------------
     def _consider(self, findings: list[Finding]) -> None:
@@ -401,6 +422,14 @@ class _Evaluation:
         if needed and needed <= compute_ops(candidate_ops):
             self._consider([Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")])
 
+    def _check_seed_accounting(self, timing: dict[str, Any], seeds: SeedFeed) -> None:
+        """One seed per call: a worker that took more pulled future inputs to precompute them."""
+        calls = int(timing["count"]) + int(timing["warmup_calls"])
+        if len(seeds.given) != calls:
+            self._consider([Finding(
+                "input-feed", f"{len(seeds.given)} input seeds were asked for during {calls} timed and warm-up calls"
+            )])
+
     def _check_timer(self, timing: dict[str, Any]) -> None:
         """Events time one stream; the host clock around a device-wide sync sees them all."""
         events, host = timing["median_ms"], timing["host_median_ms"]
@@ -421,20 +450,28 @@ class _Evaluation:
                 f"{work.get('flops') or 0:.3g} FLOP and {work.get('bytes') or 0:.3g} bytes",
             )])
 
-    def _ask_candidate(self, candidate: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _ask_candidate(
+        self, candidate: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
+    ) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
-        answer = candidate.request(message, self.deadline, what) if message else candidate.receive(self.deadline, what)
+        answer = (
+            candidate.request(message, self.deadline, what, seeds)
+            if message
+            else candidate.receive(self.deadline, what)
+        )
         if not answer["ok"]:
             phase = answer.get("phase")
             status = PHASE_STATUS.get(phase, "runtime_error")
             raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip(), phase)
         return answer
 
-    def _ask_reference(self, reference: Worker, what: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _ask_reference(
+        self, reference: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
+    ) -> dict[str, Any]:
         """The reference's answer; any failure there is the problem's, not the candidate's."""
         try:
             answer = (
-                reference.request(message, self.reference_deadline, what)
+                reference.request(message, self.reference_deadline, what, seeds)
                 if message
                 else reference.receive(self.reference_deadline, what)
             )

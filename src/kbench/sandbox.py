@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import psutil
 
@@ -151,9 +151,20 @@ class Worker:
         if pending:
             raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
 
-    def request(self, message: dict[str, Any], deadline: float, what: str) -> dict[str, Any]:
+    def request(
+        self, message: dict[str, Any], deadline: float, what: str, next_seed: Callable[[], int] | None = None
+    ) -> dict[str, Any]:
+        """Send a command and wait for its answer. While it runs, the worker may
+        ask for seeds (timed calls get each input seed only when due): those
+        come from ``next_seed``."""
         self.send(message)
-        return self.receive(deadline, what)
+        while True:
+            answer = self.receive(deadline, what)
+            if answer.get("need") != "seed":
+                return answer
+            if next_seed is None:
+                raise WorkerLost("protocol", f"asked for a seed while {what}")
+            self.send({"seed": next_seed()})
 
     def _check_memory(self, what: str) -> None:
         try:

@@ -17,6 +17,7 @@ does not change what the protocol calls.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -30,7 +31,6 @@ _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
 
-CHECK_SEED_SALT = 0x5EED_C0DE
 CPU_FLUSH_BYTES = 64 << 20
 MIN_CUDA_FLUSH_BYTES = 64 << 20
 
@@ -90,28 +90,29 @@ def median_rel_error(samples: list[float]) -> float:
 
 
 class FreshInputs:
-    """Draws a whole new set of inputs for every call, identically in every process.
+    """Draws a whole new set of inputs for every call, from a seed given for that call.
 
-    Each call's inputs come from the problem's own ``get_inputs`` under a seed
-    taken from a sequence that starts at the timing seed, so values keep the
-    problem's distribution and domain, the reference and the candidate
-    processes see exactly the same inputs, and no relation between calls can
-    be exploited (an earlier design scaled one base set, and a candidate could
-    detect the scale and rescale a cached answer). New tensors also land at
-    new places in memory, so the timing samples placements too.
+    Each call's inputs come from the problem's own ``get_inputs``, so values
+    keep the problem's distribution and domain, and new tensors land at new
+    places in memory (the timing samples placements too). In the judge the
+    seeds come one at a time from the judge's process, each only when its
+    call is about to be made: a candidate cannot compute the next calls'
+    outputs ahead of time (in an untimed warm-up call, say), because nothing
+    in its process knows those inputs yet. Both processes get the same seeds,
+    so the reference and the candidate are timed on the same inputs.
     """
 
-    def __init__(self, draw: Callable[[int], list[Any]], seed: int):
+    def __init__(self, draw: Callable[[int], list[Any]], next_seed: Callable[[], int]):
         self._draw = draw
-        self._seeds = random.Random(seed)
-        self.check_seed = seed ^ CHECK_SEED_SALT
+        self._next_seed = next_seed
 
     def next(self) -> list[Any]:
-        return self._draw(self._seeds.getrandbits(62))
+        return self._draw(self._next_seed())
 
-    def for_check(self) -> list[Any]:
-        """The inputs of the call after the timed ones, whose output the judge checks."""
-        return self._draw(self.check_seed)
+
+def seed_sequence(seed: int) -> Callable[[], int]:
+    """A reproducible stream of seeds, for timing outside the judge (benchmarks, the audit)."""
+    return functools.partial(random.Random(seed).getrandbits, 62)
 
 
 class CacheFlusher:

@@ -177,23 +177,21 @@ class Session:
         return {**self._answer(out, msg), **report}
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
-        fresh = timing.FreshInputs(self.inputs, msg["seed"])
+        fresh = timing.FreshInputs(self.inputs, self._seed_from_judge)
         settings = timing.TimingSettings(**msg["settings"])
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
             measured = timing.measure(self.model, fresh, self.device, settings, deadline)
-        out, report = self._check_call(fresh)
-        return {**self._answer(out, msg), **report, "timing": measured.to_dict()}
+        findings = self.guard.state_findings() if self.guard else []
+        return {"ok": True, "timing": measured.to_dict(), "findings": self._findings(findings)}
 
     def check(self, msg: dict[str, Any]) -> dict[str, Any]:
-        out, report = self._check_call(timing.FreshInputs(self.inputs, msg["seed"]))
-        return {**self._answer(out, msg), **report}
-
-    def _check_call(self, fresh: timing.FreshInputs) -> tuple[Any, dict[str, Any]]:
-        """One more call, shaped like a timed one, on inputs the model could not predict."""
-        args = fresh.for_check()
+        """The call after the timed ones, shaped like them (fresh inputs, L2
+        flush, synchronisation), on inputs from a seed sent only now."""
+        args = self.inputs(msg["seed"])
         timing.CacheFlusher(self.device)()
-        return self.watched_forward(args)
+        out, report = self.watched_forward(args, msg.get("record_ops", False))
+        return {**self._answer(out, msg), **report}
 
     def _answer(self, out: Any, msg: dict[str, Any]) -> dict[str, Any]:
         """A candidate saves its output for the reference; the reference compares with it.
@@ -206,6 +204,11 @@ class Session:
         if "candidate_path" in msg:
             return {"ok": True, **compare_with_saved(out, msg, self.device)}
         return {"ok": True}
+
+    def _seed_from_judge(self) -> int:
+        """Ask the judge for the next timed call's seed, and wait for it."""
+        _write_all(self.answers_fd, b'{"ok": true, "need": "seed"}\n')
+        return int(json.loads(self.commands.readline())["seed"])
 
     @staticmethod
     def _findings(findings: list[Any]) -> list[dict[str, Any]]:
@@ -324,6 +327,7 @@ def main(argv: list[str]) -> None:
     commands = os.fdopen(int(argv[1]), "r")
     answers_fd = int(argv[2])
     session = Session()
+    session.commands, session.answers_fd = commands, answers_fd
     handlers = {
         "load": session.load,
         "build": session.build,

@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "timer-mismatch": "the host clock saw much more time than the CUDA events (work hidden from the timer)",
     "speed-of-light": "faster than the problem's operation and byte counts allow on this GPU",
     "timed-call-check": "the output of a timed call, on inputs it could not predict, is wrong",
+    "input-feed": "more input seeds asked for than calls made (future inputs pulled to precompute outputs)",
     "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
@@ -60,6 +61,7 @@ INTEGRITY = {
     "speed-of-light",
     "timed-call-check",
     "other-size",
+    "input-feed",
     "results-channel",
 }
 

@@ -59,6 +59,16 @@ class _Reader(ast.NodeVisitor):
         self.has_kernel = False
         self.function_depth = 0
         self.low_precision_applies = low_precision_applies
+        self.docstrings: set[int] = set()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        """Docstrings are prose: a path or a type named there is not code."""
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and sub.body:
+                first = sub.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    self.docstrings.add(id(first.value))
+        self.generic_visit(node)
 
     def add(self, rule: str, message: str, node: ast.AST) -> None:
         self.findings.append(Finding(rule, message, getattr(node, "lineno", None)))
@@ -107,6 +117,8 @@ class _Reader(ast.NodeVisitor):
             name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
             if _matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
                 self.has_kernel = True
+            if _matches(name, COMPILE_PREFIXES):
+                self.add("torch-compile", f"decorated with {name}", decorator)
         self.function_depth += 1
         self.generic_visit(node)
         self.function_depth -= 1
@@ -221,7 +233,7 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str):
+        if isinstance(node.value, str) and id(node) not in self.docstrings:
             if PROC_PATH.search(node.value):
                 self.add("raw-io", "names a /proc or /dev/fd path", node)
             if self.low_precision_applies and HALF_IN_SOURCE.search(node.value):
