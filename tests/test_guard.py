@@ -110,3 +110,26 @@ def test_policies():
     assert action("side-stream", "strict") == "flag"
     assert action("patched-function", "off") == "ignore"
     assert set(RULES) >= {"timer-mismatch", "speed-of-light", "timed-call-check", "reference-op"}
+
+
+REFERENCE = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.linear = nn.Linear(n, n)
+
+    def forward(self, x):
+        return torch.tanh(self.linear(x))
+'''
+
+
+def test_reference_op_is_read_from_the_reference_model():
+    calls_reference = with_body("if x.numel() > 10**9:\n            return torch.tanh(self.linear(x))")
+    calls_reference = calls_reference.replace("class ModelNew(torch.nn.Module):", "class ModelNew(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.linear = torch.nn.Linear(n, n)\n")
+    found = {f.rule for f in check_source(calls_reference, reference_source=REFERENCE)}
+    assert "reference-op" in found
+    uses_weights_only = with_body("w = self.linear.weight")
+    assert "reference-op" not in {f.rule for f in check_source(uses_weights_only, reference_source=REFERENCE)}

@@ -263,7 +263,7 @@ class _Evaluation:
         self.deadline = started + self.timeout
         self.reference_deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
         try:
-            self._consider(check_source(self.solution.source))
+            self._consider(check_source(self.solution.source, reference_source=self.problem.source))
         except _Verdict as verdict:  # rejected before anything runs
             return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
         with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:

@@ -244,7 +244,60 @@ class _Reader(ast.NodeVisitor):
                 self.has_kernel = True
 
 
-def check_source(source: str, problem_dtype: str = "float32") -> list[Finding]:
+class _Calls(_Reader):
+    """The PyTorch functions a file calls, and the layer types of the ``self.<layer>(...)`` it calls."""
+
+    def __init__(self) -> None:
+        super().__init__(low_precision_applies=False)
+        self.layers: dict[str, str] = {}
+        self.calls: set[str] = set()
+        self.layer_calls: set[str] = set()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, ast.Call):
+            name = self.dotted(value.func) or ""
+            for target in node.targets:
+                if name.startswith("torch.nn.") and isinstance(target, ast.Attribute) and self.dotted(target.value) == "self":
+                    self.layers[target.attr] = name
+        self.generic_visit(node)
+
+    def used(self, name: str, node: ast.AST) -> None:
+        if name.startswith("torch.") and not _matches(name, ALLOCATION):
+            self.calls.add(name)
+        if name.startswith("self.") and name.count(".") == 1:
+            self.layer_calls.add(name.split(".")[1])
+
+    def computed_with(self) -> set[str]:
+        return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
+
+
+ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
+              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module")
+
+
+def _computed_with(tree: ast.Module, class_name: str | None) -> set[str]:
+    reader = _Calls()
+    reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
+    for node in tree.body:
+        if class_name is None or (isinstance(node, ast.ClassDef) and node.name == class_name):
+            reader.visit(node)
+    return reader.computed_with()
+
+
+def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
+    """The solution calls every PyTorch function and layer the reference's Model calls."""
+    try:
+        reference = ast.parse(reference_source)
+    except (SyntaxError, ValueError):
+        return []
+    needed = _computed_with(reference, "Model")
+    if needed and needed <= _computed_with(tree, None):
+        return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
+    return []
+
+
+def check_source(source: str, problem_dtype: str = "float32", reference_source: str | None = None) -> list[Finding]:
     """Every static finding for a solution; none for source that does not parse
     (the build then fails with the parser's message)."""
     try:
@@ -256,6 +309,8 @@ def check_source(source: str, problem_dtype: str = "float32") -> list[Finding]:
     findings = reader.findings
     if not reader.has_kernel:
         findings.append(Finding("no-kernel", "defines no Triton kernel and builds no C++/CUDA extension"))
+    if reference_source:
+        findings += reference_op_findings(tree, reference_source)
     unique: dict[tuple[str, int | None], Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.line), finding)
