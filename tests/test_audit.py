@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from kbench.audit import flags_from_facts
 from kbench.cli import app
 from kbench.cli_audit import collect
+from kbench.suite import suite_problems
 
 from conftest import FIXTURES
 
@@ -40,7 +41,7 @@ EXPECTED = {
 def audited():
     from kbench.audit import audit_problems
 
-    items = collect([str(AUDIT), *REAL])
+    items = collect([str(AUDIT)])
     items.sort(key=lambda p: getattr(p, "id", "") != "audit/hangs")  # the slow one first
     # jobs=3: the hanging one sleeps in its slot while two others work.
     records = audit_problems(items, "cpu", "small", jobs=3, timeout=15)
@@ -85,10 +86,25 @@ def test_sound_record_carries_the_numbers(audited):
     assert "no KBENCH_SMALL: audited at the file's own size" in record["notes"]
 
 
+@pytest.fixture(scope="module")
+def level1_audit():
+    """The whole built-in level 1, audited at the small size on the CPU (the issue asks CI to)."""
+    from kbench.audit import audit_problems
+
+    return {r["id"]: r for r in audit_problems(suite_problems(1), "cpu", "small", jobs=2)}
+
+
+@pytest.mark.slow
+def test_the_whole_level1_suite_is_sound_at_the_small_size(level1_audit):
+    flagged = {problem_id: r["reasons"] for problem_id, r in level1_audit.items() if r["flags"]}
+    assert len(level1_audit) >= 100
+    assert flagged == {}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("problem_id", REAL)
-def test_real_level1_problems_are_sound(audited, problem_id):
-    record = audited[problem_id]
-    assert record["flags"] == [], record["reasons"]
+def test_real_level1_problems_declare_their_work(level1_audit, problem_id):
+    record = level1_audit[problem_id]
     assert record["size"] == "small" and record["flops"] and record["bytes"]
 
 
