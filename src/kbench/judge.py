@@ -3,11 +3,13 @@
 Two worker processes take part: a reference worker that only ever loads the
 problem's ``Model``, and a candidate worker that loads the solution's
 ``ModelNew``. The judge draws every seed after the candidate is built (so the
-candidate cannot predict them), and compares outputs in its own process. For
-each trial the candidate answers first and the reference second, so an
-expected output never exists while the candidate could still change its own
-answer. The eager baseline is timed after the candidate's process is gone,
-so nothing of the candidate shares the GPU with it.
+candidate cannot predict them) and decides; the comparison runs in the
+reference's process, so expected outputs never leave it. For each trial the
+candidate answers first and the reference second, so an expected output never
+exists while the candidate could still change its own answer. The eager
+baseline is timed after the candidate's process is gone, so nothing of the
+candidate shares the GPU with it. The guard's rules (kbench.guard) are
+applied here, under the evaluation's policy.
 """
 
 from __future__ import annotations
