@@ -113,3 +113,20 @@ def test_build_only_imports_and_reports_compile_errors():
     assert build(SOLUTIONS / "honest_triton.py", "cpu")["ok"] is True
     failed = build(SOLUTIONS / "syntax_error.py", "cpu")
     assert failed["ok"] is False and "SyntaxError" in failed["error"]
+
+
+def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp_path):
+    relu = (EXAMPLES.parent / "problems" / "level1" / "relu.py").read_text()
+    problem = tmp_path / "relu_mid.py"
+    problem.write_text(relu.replace("batch_size = 16384\ndim = 32768", "batch_size = 32\ndim = 8192"))
+    honest = kbench.evaluate(problem, EXAMPLES / "relu.py", "cpu", size="default", trials=1, measure_time=False)
+    assert honest.status == "correct", honest.reason
+    assert "other_size" in honest.phase_seconds and "other_size" in honest.seeds
+    big_only = tmp_path / "big_only.py"
+    big_only.write_text((EXAMPLES / "relu.py").read_text().replace(
+        "        x = x.contiguous()\n",
+        "        x = x.contiguous()\n        if x.numel() < 100_000:\n            raise RuntimeError('written for the test shape')\n",
+    ))
+    verdict = kbench.evaluate(problem, big_only, "cpu", size="default", trials=1, measure_time=False)
+    assert verdict.status == "runtime_error"
+    assert verdict.reason.startswith("at the problem's small size: forward: RuntimeError: written for the test shape")

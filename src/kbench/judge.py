@@ -325,9 +325,12 @@ class _Evaluation:
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
         self.seeds["other_size"] = secrets.randbits(62)
         with self._phase("other_size"):
-            comparison = self._compare_call(
-                reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
-            )
+            try:
+                comparison = self._compare_call(
+                    reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
+                )
+            except _Verdict as failed:  # raised or was rejected there: say where
+                raise _Verdict(failed.status, f"at the problem's {other_size} size: {failed.reason}") from failed
             if not comparison.ok:
                 raise _Verdict(
                     "incorrect",
