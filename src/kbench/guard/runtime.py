@@ -20,7 +20,6 @@ import types
 from typing import Any
 
 import torch
-import torch._dynamo  # noqa: F401  (importing it replaces torch.manual_seed & co.: do it before the snapshot)
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kbench import state
@@ -80,6 +79,11 @@ class RuntimeGuard:
 
     def __init__(self, device: torch.device):
         self.device = device
+        # Whatever entering a dispatch mode imports lazily (on some PyTorch
+        # versions torch._dynamo, which replaces torch.manual_seed) must be in
+        # place before the snapshot, or it would read as a patch.
+        with OpRecorder():
+            torch.empty(1).add_(1)
         self.functions = {label: _functions(ns) for label, ns in watched_namespaces().items()}
         self.threads = set(_current_frames())
 
@@ -90,7 +94,7 @@ class RuntimeGuard:
             f"{label}.{name}"
             for label, namespace in watched_namespaces().items()
             for name, original in self.functions[label].items()
-            if vars(namespace).get(name) is not original
+            if not _unchanged(f"{label}.{name}", vars(namespace).get(name), original)
         ]
         if replaced:
             shown = ", ".join(sorted(replaced)[:5]) + (" ..." if len(replaced) > 5 else "")
@@ -146,6 +150,14 @@ class CallWatch:
         return findings
 
 
+def _unchanged(name: str, now: Any, original: Any) -> bool:
+    """Still the original; PyTorch's own import of torch._dynamo wraps
+    torch.manual_seed (functools.wraps), which is not a patch."""
+    if now is original:
+        return True
+    return name == "torch.manual_seed" and "torch._dynamo" in sys.modules and getattr(now, "__wrapped__", None) is original
+
+
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
@@ -173,6 +185,13 @@ def _child_processes() -> list[int]:
 
 class OpRecorder(TorchDispatchMode):
     """Records the names of the aten operations a forward call executes."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Left True, PyTorch wraps __torch_dispatch__ to disable dynamo, which
+        # imports torch._dynamo (about 2 s) into every worker. Nothing here is
+        # compiled (the guard rejects torch.compile), so there is nothing to skip.
+        return False
 
     def __init__(self) -> None:
         super().__init__()
