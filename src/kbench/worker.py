@@ -3,21 +3,28 @@
 A worker plays one role: ``reference`` (the problem's ``Model``) or
 ``candidate`` (a solution's ``ModelNew``); the two never share a process. It
 reads one JSON command per line from a private pipe and answers one JSON line
-on another; tensors travel as ``torch.save`` files that the judge reads with
-``weights_only=True`` (never unpickling arbitrary objects from a candidate).
-The worker only reports what it saw: every decision (correct, faster) is made
-by the judge in its own process.
+on another. A candidate saves its outputs as ``torch.save`` files; the
+reference computes the expected output, loads the candidate's file with
+``weights_only=True`` (never unpickling arbitrary objects) and compares on its
+own device, so expected outputs never leave the reference's process. The
+worker only reports what it saw; the judge decides.
 
 Commands:
-- ``load``: import the problem (and for a candidate, the solution), build the
-  model from ``get_init_inputs()`` under the shared init seed, move it to the
-  device;
-- ``run``: draw inputs from a seed, call forward once, save the output;
-- ``time``: run the timing protocol on inputs from a seed, then save the
-  output of one more call on inputs the model could not predict (``check``);
-- ``check``: only compute and save that last output (reference side).
+- ``load``: import the problem (and for a candidate, the solution, with the
+  runtime guard's snapshot taken first), build the model from
+  ``get_init_inputs()`` under the shared init seed, on the device;
+- ``build``: only import the solution (warms the extension cache);
+- ``resize``: the problem at another size and a new model for it;
+- ``run``: draw inputs from a seed, call forward once; a candidate saves the
+  output (``path``), the reference compares with the candidate's file
+  (``candidate_path``);
+- ``time``: the timing protocol; each call's input seed is asked of the judge
+  when the call is due;
+- ``check``: one call shaped like a timed one, on inputs from a fresh seed,
+  saved or compared like ``run``;
+- ``audit``: the problem audit's measurements (kbench.audit).
 
-Usage (by the judge only): ``python -m kbench.worker CMD_FD RESULT_FD``.
+Usage (by the judge only, see sandbox.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
 """
 
 from __future__ import annotations
