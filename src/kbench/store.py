@@ -254,9 +254,13 @@ class Store:
             self.db.isolation_level = ""
 
     def _checked_version(self) -> int:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
-        has_tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        # One statement, so one snapshot: read separately, another connection
+        # could create the schema between the reads and make a new store look foreign.
+        version, app_id, tables = self.db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
+        has_tables = tables > 0
         if app_id not in (0, APPLICATION_ID) or (app_id == 0 and has_tables):
             raise StoreError(f"{self.path} is an SQLite file, but not a kbench store")
         if version > SCHEMA_VERSION:
