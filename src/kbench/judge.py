@@ -275,7 +275,6 @@ class _Evaluation:
             env = worker_env(self.device)
             reference = Worker(env)  # the problem's own needs: the default limit
             candidate = Worker(env, self.memory_limit)
-            self.candidate = candidate
             try:
                 status, reason = self._judge(reference, candidate, solution_path, measure_time)
             finally:
@@ -459,11 +458,7 @@ class _Evaluation:
         self, candidate: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
     ) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
-        answer = (
-            candidate.request(message, self.deadline, what, seeds)
-            if message
-            else candidate.receive(self.deadline, what)
-        )
+        answer = candidate.request(message, self.deadline, what, seeds)
         if not answer["ok"]:
             phase = answer.get("phase")
             status = PHASE_STATUS.get(phase, "runtime_error")
@@ -475,11 +470,7 @@ class _Evaluation:
     ) -> dict[str, Any]:
         """The reference's answer; any failure there is the problem's, not the candidate's."""
         try:
-            answer = (
-                reference.request(message, self.reference_deadline, what, seeds)
-                if message
-                else reference.receive(self.reference_deadline, what)
-            )
+            answer = reference.request(message, self.reference_deadline, what, seeds)
         except WorkerLost as lost:
             raise reference_failure(self.problem, what, lost.detail, reference) from lost
         if not answer["ok"]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 import warnings
 from dataclasses import dataclass, field
 from typing import Any

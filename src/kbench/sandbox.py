@@ -152,12 +152,13 @@ class Worker:
             raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
 
     def request(
-        self, message: dict[str, Any], deadline: float, what: str, next_seed: Callable[[], int] | None = None
+        self, message: dict[str, Any] | None, deadline: float, what: str, next_seed: Callable[[], int] | None = None
     ) -> dict[str, Any]:
-        """Send a command and wait for its answer. While it runs, the worker may
-        ask for seeds (timed calls get each input seed only when due): those
-        come from ``next_seed``."""
-        self.send(message)
+        """Send a command (none: it was sent already) and wait for its answer.
+        While it runs, the worker may ask for seeds (timed calls get each input
+        seed only when due): those come from ``next_seed``."""
+        if message is not None:
+            self.send(message)
         while True:
             answer = self.receive(deadline, what)
             if answer.get("need") != "seed":

@@ -180,25 +180,27 @@ class _Reader(ast.NodeVisitor):
         for prefixes, rule in checks:
             if _matches(name, prefixes):
                 self.add(rule, f"uses {name}", node)
+
+    def loaded(self, name: str, node: ast.AST) -> None:
+        """A name read as a value (called or not), resolved through the imports."""
         if self.low_precision_applies and _matches(name, HALF_NAMES):
             self.add("low-precision", f"uses {name} in a float32 problem", node)
+        if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
+            self.add("harness-access", f"uses {name}", node)
+        if _matches(name, ("gc",)):
+            self.add("introspection", f"uses {name}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
             self.add("introspection", f"reads .{node.attr}", node)
         name = self.dotted(node)
         if name and isinstance(node.ctx, ast.Load):
-            if _matches(name, HALF_NAMES) and self.low_precision_applies:
-                self.add("low-precision", f"uses {name} in a float32 problem", node)
-            if _matches(name, ("sys.modules", "__main__", "kbench")):
-                self.add("harness-access", f"uses {name}", node)
-            if _matches(name, ("gc",)):
-                self.add("introspection", f"uses {name}", node)
+            self.loaded(name, node)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in ("__builtins__", "__main__"):
-            self.add("harness-access", f"uses {node.id}", node)
+        if isinstance(node.ctx, ast.Load):
+            self.loaded(self.aliases.get(node.id, node.id), node)
 
     def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
