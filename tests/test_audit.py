@@ -147,6 +147,14 @@ def test_no_tolerance_verdict_when_the_reference_disagrees_with_itself():
     assert flags_from_facts(facts)[0] == ["nondeterministic"]
 
 
+def test_a_sum_in_another_order_is_no_flag_but_a_larger_difference_is():
+    ok = {"ok": True, "check": "ok", "detail": ""}
+    order_only = _facts(determinism={"bitwise_equal": False, "comparison": ok, "tolerance_fraction": 0.002})
+    assert flags_from_facts(order_only)[0] == []
+    larger = _facts(determinism={"bitwise_equal": False, "comparison": ok, "tolerance_fraction": 0.3})
+    assert flags_from_facts(larger)[0] == ["nondeterministic"]
+
+
 def test_cli_json_and_exit_status(audited, monkeypatch):
     """The CLI over the records audited above (no second audit): JSON has no infinities."""
     import kbench.cli_audit

@@ -128,5 +128,57 @@ def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp
         "        x = x.contiguous()\n        if x.numel() < 100_000:\n            raise RuntimeError('written for the test shape')\n",
     ))
     verdict = kbench.evaluate(problem, big_only, "cpu", size="default", trials=1, measure_time=False)
-    assert verdict.status == "runtime_error"
-    assert verdict.reason.startswith("at the problem's small size: forward: RuntimeError: written for the test shape")
+    assert verdict.status == "rejected"
+    assert verdict.reason.startswith(
+        "other-size: at the problem's small size: runtime_error: forward: RuntimeError: written for the test shape"
+    )
+
+
+def test_workers_die_with_a_judge_killed_outright(tmp_path):
+    """SIGKILL gives the judge no chance to close its workers; a worker busy in a
+    long call must not outlive it (a resumed run would share the GPU with it)."""
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    slow = tmp_path / "slow_init.py"
+    slow.write_text(PROBLEM.read_text().replace("super().__init__()", "super().__init__()\n        import time; time.sleep(120)", 1))
+    judge = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\n"
+            "from kbench.judge import load_message, worker_env\n"
+            "from kbench.problem import load_problem\n"
+            "from kbench.sandbox import Worker\n"
+            "w = Worker(worker_env('cpu'))\n"
+            f"w.send({{**load_message(load_problem({str(slow)!r}), 'cpu', 'small', 1), 'role': 'reference'}})\n"
+            "print(w.process.pid, flush=True)\n"
+            "time.sleep(5)\n"  # the worker is in the problem's 120 s constructor by then
+            "print('busy', flush=True)\n"
+            "time.sleep(60)\n"
+        )],
+        stdout=subprocess.PIPE, text=True,
+    )
+    worker = psutil.Process(int(judge.stdout.readline()))
+    assert judge.stdout.readline().strip() == "busy"
+    judge.send_signal(signal.SIGKILL)
+    judge.wait()
+    gone, alive = psutil.wait_procs([worker], timeout=20)
+    assert worker in gone and not alive
+
+
+def test_a_bfloat16_variant_casts_inputs_and_weights_for_both_sides(tmp_path):
+    problem = tmp_path / "linear_tanh_bf16.py"
+    problem.write_text('KBENCH_DTYPES = ("float32", "bfloat16")\n' + PROBLEM.read_text())
+    verdict = kbench.evaluate(problem, SOLUTIONS / "honest_triton.py", "cpu", dtype="bfloat16", trials=1, measure_time=False)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.dtype == "bfloat16" and set(verdict.tolerance) == {"bfloat16"}
+    # A solution that computes in float32 whatever it is given answers in the wrong dtype.
+    fp32 = tmp_path / "fp32_only.py"
+    fp32.write_text((SOLUTIONS / "honest_triton.py").read_text().replace(
+        "z = (x @ self.linear.weight.t()).contiguous()",
+        "z = (x.float() @ self.linear.weight.float().t()).contiguous()",
+    ).replace("z, self.linear.bias, y", "z, self.linear.bias.float(), y"))
+    wrong = kbench.evaluate(problem, fp32, "cpu", dtype="bfloat16", trials=1, measure_time=False)
+    assert wrong.status == "incorrect" and "dtype" in wrong.reason, wrong.reason

@@ -83,3 +83,21 @@ def test_auto_size_is_small_on_cpu_only():
     assert resolve_size("auto", "cuda:0") == "default"
     with pytest.raises(ValueError):
         resolve_size("huge", "cpu")
+
+
+def test_dtypes_and_requirements_are_read_and_checked(tmp_path):
+    from kbench.problem import ProblemSkipped, check_runnable
+
+    plain = load_problem(write(tmp_path, GOOD))
+    assert plain.dtypes == ("float32",) and plain.requires == ()
+    check_runnable(plain, "float32")
+    with pytest.raises(ProblemError, match="no bfloat16 variant"):
+        check_runnable(plain, "bfloat16")
+    both = load_problem(write(tmp_path, 'KBENCH_DTYPES = ("float32", "bfloat16")\n' + GOOD, "both.py"))
+    check_runnable(both, "bfloat16")
+    needs = load_problem(write(tmp_path, 'KBENCH_REQUIRES = ("kbench_no_such_module",)\n' + GOOD, "needs.py"))
+    with pytest.raises(ProblemSkipped, match="needs kbench_no_such_module"):
+        check_runnable(needs, "float32")
+    for bad in ('KBENCH_DTYPES = ("float8",)', 'KBENCH_DTYPES = "bfloat16"', "KBENCH_REQUIRES = (1,)"):
+        with pytest.raises(ProblemError, match="KBENCH_"):
+            load_problem(write(tmp_path, bad + "\n" + GOOD, "bad.py"))

@@ -28,7 +28,7 @@ import torch
 
 from kbench.compare import compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.judge import load_message, reference_failure, worker_env
-from kbench.problem import Problem
+from kbench.problem import Problem, ProblemError, check_runnable
 from kbench.sandbox import Worker, WorkerLost, default_memory_limit
 from kbench.timing import FreshInputs, TimingSettings, measure, seed_sequence
 
@@ -118,7 +118,11 @@ class _Checks:
         # (4) determinism: a second call at once, on a copy of the same inputs (a
         # forward may modify its inputs; drawing them again would reseed the RNG).
         again = session.forward(copies)
-        facts["determinism"] = {"bitwise_equal": _bitwise_equal(out0, again), "comparison": self.compare(out0, again)}
+        facts["determinism"] = {
+            "bitwise_equal": _bitwise_equal(out0, again),
+            "comparison": self.compare(out0, again),
+            **_error_stats(again, out0, self.tolerance),
+        }
         del again, copies
 
         # (1) all-zero answers and (2) one fixed answer for every seed.
@@ -212,14 +216,16 @@ class _Checks:
         return {"comparison": self.compare(expected, out0), **_error_stats(out0, out64, self.tolerance)}
 
     def _build(self, seed: int) -> torch.nn.Module:
-        """The model as the worker's ``load`` builds it, under ``seed``."""
+        """The model as the worker's ``load`` builds it, under ``seed``, in the judged dtype
+        (so that the float64 reference starts from the very same rounded weights)."""
         device = self.device
         torch.manual_seed(seed)
         random.seed(seed)
         init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.module.get_init_inputs()]
         torch.manual_seed(seed)
         random.seed(seed)
-        return self.module.Model(*init).to(device)
+        model = self.module.Model(*init).to(device)
+        return model.to(self.session.dtype) if self.session.dtype is not None else model
 
     def _capacity(self) -> int:
         if self.device.type == "cuda":
@@ -360,8 +366,15 @@ def flags_from_facts(facts: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     determinism = facts.get("determinism")
     if determinism and not determinism["bitwise_equal"]:
         comparison = determinism["comparison"]
-        within = "within the tolerance" if comparison["ok"] else f"beyond the tolerance ({comparison['detail']})"
-        reasons["nondeterministic"] = f"two calls on the same inputs differ bitwise, {within}"
+        # Absent in records from before the share was measured: then any difference counts.
+        share = determinism.get("tolerance_fraction", math.inf)
+        if not comparison["ok"]:
+            reasons["nondeterministic"] = f"two calls on the same inputs differ beyond the tolerance ({comparison['detail']})"
+        elif share > 1 / LOOSE_FACTOR:
+            reasons["nondeterministic"] = (
+                f"two calls on the same inputs differ by up to {share:.3g} of the tolerance "
+                f"(more than 1/{LOOSE_FACTOR:g} of it: not only the order of a sum)"
+            )
     float64 = facts.get("float64")
     if float64 and determinism and not determinism["comparison"]["ok"]:
         float64 = None  # a reference that disagrees with itself says nothing about its dtype
@@ -406,12 +419,14 @@ def audit_message(problem: Problem, device: str, timing: TimingSettings) -> dict
     }
 
 
-def base_record(path: Path, problem_id: str, device: str, size: str) -> dict[str, Any]:
+def base_record(path: Path, problem_id: str, device: str, size: str, dtype: str = "float32") -> dict[str, Any]:
     return {
         "id": problem_id,
         "path": str(path),
         "device": device,
         "size": size,
+        "dtype": dtype,
+        "skipped": None,
         "flags": [],
         "reasons": {},
         "notes": [],
@@ -432,15 +447,22 @@ def audit_problem(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     timing: TimingSettings = TimingSettings(),
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     """Audit one problem in a fresh reference worker; never raises for the problem's faults.
 
     ``device`` and ``size`` must be resolved already (``judge.resolve_device``,
-    ``problem.resolve_size``).
+    ``problem.resolve_size``). A problem that needs a module this Python lacks,
+    or has no variant in ``dtype``, is skipped: its record says why, with no flags.
     """
     started = time.monotonic()
-    record = base_record(problem.path, problem.id, device, size)
+    record = base_record(problem.path, problem.id, device, size, dtype)
     record.update(name=problem.name, level=problem.level, sha256=problem.sha256)
+    try:
+        check_runnable(problem, dtype)
+    except ProblemError as exc:
+        record.update(skipped=str(exc), seconds=time.monotonic() - started)
+        return record
     if size == "small" and not problem.small:
         record["notes"].append("no KBENCH_SMALL: audited at the file's own size")
     deadline = started + timeout
@@ -448,7 +470,7 @@ def audit_problem(
     loaded: dict[str, Any] = {}
     with Worker(worker_env(device)) as worker:
         for message, what in [
-            ({**load_message(problem, device, size, INIT_SEED), "role": "reference"}, "loading the problem"),
+            ({**load_message(problem, device, size, INIT_SEED, dtype), "role": "reference"}, "loading the problem"),
             (audit_message(problem, device, timing), "auditing the problem"),
         ]:
             try:
@@ -477,6 +499,12 @@ def audit_problem(
             f"(4 x inputs + 2 x parameters + 3 x outputs), over the device's {memory['device_bytes'] / 2**30:.2f} GiB"
         )
     record["notes"] += [f"no kbench_{key}(): no speed-of-light time" for key in ("flops", "bytes") if work.get(key) is None]
+    determinism = facts["determinism"]
+    if not determinism["bitwise_equal"] and "nondeterministic" not in flags:
+        record["notes"].append(
+            f"two calls on the same inputs differ bitwise by up to {determinism['tolerance_fraction']:.3g} of the "
+            "tolerance: the order of a sum (atomics), not randomness"
+        )
     float64 = facts.get("float64") or {}
     timed = facts.get("timing")
     record.update(
@@ -506,6 +534,7 @@ def audit_problems(
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT,
     timing: TimingSettings = TimingSettings(),
+    dtype: str = "float32",
     on_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Audit each problem in its own worker, ``jobs`` at a time; records in input order.
@@ -517,7 +546,7 @@ def audit_problems(
     def one(item: Problem | dict[str, Any]) -> dict[str, Any]:
         if isinstance(item, dict):
             return {**item, "device": device, "size": size}
-        return audit_problem(item, device, size, timeout=timeout, timing=timing)
+        return audit_problem(item, device, size, timeout=timeout, timing=timing, dtype=dtype)
 
     records: list[dict[str, Any] | None] = [None] * len(problems)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

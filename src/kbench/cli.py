@@ -50,6 +50,7 @@ def eval_command(
     trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
     policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: strict (benchmark runs), lenient or off."),
+    dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
@@ -60,7 +61,8 @@ def eval_command(
         prob = find_problem(problem)
         sol = Solution.from_file(solution)
         verdict = evaluate(
-            prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy
+            prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
+            dtype=dtype,
         )
     except (ProblemError, SolutionError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kbench.audit import DEFAULT_TIMEOUT, audit_problems, broken_record
 from kbench.judge import resolve_device
-from kbench.problem import Problem, ProblemError, load_problem, resolve_size
+from kbench.problem import DTYPES, Problem, ProblemError, load_problem, resolve_size
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 
 
@@ -82,7 +82,7 @@ def print_records(console: Console, records: list[dict[str, Any]]) -> None:
         fraction = (r.get("reference_error") or {}).get("tolerance_fraction")
         table.add_row(
             r["id"],
-            "[red]" + ", ".join(r["flags"]) + "[/red]" if r["flags"] else "[green]sound[/green]",
+            _verdict_cell(r),
             "" if fraction is None else f"{fraction:.3g}",
             "" if r.get("eager_ms") is None else f"{r['eager_ms']:.4g}",
             _mib(r.get("memory_bytes")),
@@ -92,8 +92,18 @@ def print_records(console: Console, records: list[dict[str, Any]]) -> None:
         for flag in r["flags"]:
             reason = r["reasons"][flag].strip().splitlines()[0] if r["reasons"].get(flag) else ""
             console.print(f"{r['id']}: [red]{flag}[/red]: {reason}", highlight=False)
+    for r in records:
+        if r.get("skipped"):
+            console.print(f"{r['id']}: [yellow]skipped[/yellow]: {r['skipped']}", highlight=False)
     flagged = sum(1 for r in records if r["flags"])
-    console.print(f"{len(records)} problem(s) audited, {flagged} flagged")
+    skipped = sum(1 for r in records if r.get("skipped"))
+    console.print(f"{len(records) - skipped} problem(s) audited, {flagged} flagged, {skipped} skipped")
+
+
+def _verdict_cell(record: dict[str, Any]) -> str:
+    if record.get("skipped"):
+        return "[yellow]skipped[/yellow]"
+    return "[red]" + ", ".join(record["flags"]) + "[/red]" if record["flags"] else "[green]sound[/green]"
 
 
 def register(app: typer.Typer) -> None:
@@ -106,6 +116,8 @@ def register(app: typer.Typer) -> None:
         size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
         timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per problem."),
         jobs: int = typer.Option(1, min=1, help="Problems audited at once, each in its own process."),
+        dtype: str = typer.Option("float32", help="Audit the problems' variants in this dtype (KBENCH_DTYPES); "
+                                  "problems without one are skipped."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of records."),
     ) -> None:
         """Check problems for soundness: zeros or constants that pass, ignored inputs or
@@ -114,6 +126,8 @@ def register(app: typer.Typer) -> None:
         try:
             dev = resolve_device(device)
             sz = resolve_size(size, dev)
+            if dtype not in DTYPES:
+                raise ValueError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
             items = collect(problems or [])
         except (ValueError, UsageError) as exc:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -122,10 +136,10 @@ def register(app: typer.Typer) -> None:
 
         def progress(record: dict[str, Any]) -> None:
             done[0] += 1
-            flags = ", ".join(record["flags"]) or "sound"
+            flags = "skipped" if record.get("skipped") else ", ".join(record["flags"]) or "sound"
             errors.print(f"[{done[0]}/{len(items)}] {record['id']}: {flags}", highlight=False)
 
-        records = audit_problems(items, dev, sz, jobs=jobs, timeout=timeout, on_done=progress)
+        records = audit_problems(items, dev, sz, jobs=jobs, timeout=timeout, dtype=dtype, on_done=progress)
         if as_json:
             typer.echo(json.dumps(_finite(records), indent=2))
         else:

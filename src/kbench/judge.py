@@ -30,7 +30,7 @@ from kbench.guard import DEFAULT_POLICY, Finding, action, check_policy
 from kbench.guard.runtime import compute_ops
 from kbench.guard.static import check_source
 from kbench.hardware import speed_of_light_ms
-from kbench.problem import Problem, ProblemError, resolve_size
+from kbench.problem import Problem, ProblemError, check_runnable, resolve_size
 from kbench.sandbox import Worker, WorkerLost
 from kbench.solution import Solution
 from kbench.suite import find_problem
@@ -98,7 +98,7 @@ def worker_env(device: str) -> dict[str, str]:
     return env
 
 
-def load_message(problem: Problem, device: str, size: str, init_seed: int) -> dict[str, Any]:
+def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32") -> dict[str, Any]:
     return {
         "op": "load",
         "problem_path": str(problem.path),
@@ -107,6 +107,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int) -> di
         "size": size,
         "device": device,
         "init_seed": init_seed,
+        "dtype": dtype,
     }
 
 
@@ -132,6 +133,7 @@ def time_reference(
     *,
     size: str = "auto",
     timing: TimingSettings = TimingSettings(),
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     """Time the problem's eager ``Model`` alone, in a fresh process, by the judge's protocol.
 
@@ -139,13 +141,14 @@ def time_reference(
     measure baselines ahead of a run and to study how well they repeat.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
     device = resolve_device(device)
     size = resolve_size(size, device)
     deadline = time.monotonic() + REFERENCE_TIMEOUT
     seed = secrets.randbits(62)
     with Worker(worker_env(device)) as reference:
         for message, what in [
-            ({**load_message(problem, device, size, seed), "role": "reference"}, "loading the problem"),
+            ({**load_message(problem, device, size, seed, dtype), "role": "reference"}, "loading the problem"),
             (_call_message("time", None, None, timing), "timing the eager reference"),
         ]:
             try:
@@ -224,32 +227,36 @@ def evaluate(
     timing: TimingSettings = TimingSettings(),
     memory_limit_bytes: int | None = None,
     policy: str = DEFAULT_POLICY,
+    dtype: str = "float32",
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
     ``timeout`` bounds the candidate's whole evaluation (build, trials and
     timing); ``memory_limit_bytes`` its host memory. ``policy`` says which of the guard's rules reject and which only
-    flag (``strict``, ``lenient``, ``off``: docs/guard.md). Raises
-    ProblemError when the problem itself is unusable and ValueError for an
-    unknown device, size or policy; every fault of the candidate ends in a
-    verdict instead.
+    flag (``strict``, ``lenient``, ``off``: docs/guard.md). ``dtype`` is one of
+    the problem's ``KBENCH_DTYPES``. Raises ProblemError when the problem itself
+    is unusable or has no such dtype (ProblemSkipped when it needs a module
+    this Python lacks) and ValueError for an unknown device, size or policy;
+    every fault of the candidate ends in a verdict instead.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
     device = resolve_device(device)
     size = resolve_size(size, device)
     evaluation = _Evaluation(
-        problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy)
+        problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
     )
     return evaluation.run(measure_time)
 
 
 class _Evaluation:
-    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, policy):
+    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, policy, dtype):
         self.problem: Problem = problem
         self.solution: Solution = solution
         self.device: str = device
         self.size: str = size
+        self.dtype: str = dtype
         self.trials = trials
         self.timeout = timeout
         self.timing_settings: TimingSettings = timing
@@ -286,7 +293,7 @@ class _Evaluation:
         # A kernel written for the test shape only is caught by one trial at the
         # problem's other (small) size first, where there is one.
         other_size = "small" if self.size == "default" and self.problem.small else None
-        load = load_message(self.problem, self.device, other_size or self.size, self.seeds["init"])
+        load = load_message(self.problem, self.device, other_size or self.size, self.seeds["init"], self.dtype)
         load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
@@ -324,17 +331,21 @@ class _Evaluation:
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
         self.seeds["other_size"] = secrets.randbits(62)
         with self._phase("other_size"):
+            where = f"at the problem's {other_size} size"
             try:
                 comparison = self._compare_call(
                     reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
                 )
-            except _Verdict as failed:  # raised or was rejected there: say where
-                raise _Verdict(failed.status, f"at the problem's {other_size} size: {failed.reason}") from failed
+            except _Verdict as failed:
+                if failed.status in ("rejected", "timeout"):  # another rule's verdict, or no answer: say where
+                    raise _Verdict(failed.status, f"{where}: {failed.reason}") from failed
+                raise _Verdict("rejected", f"other-size: {where}: {failed.status}: {failed.reason}") from failed
+            except WorkerLost as lost:
+                if lost.kind != "died":
+                    raise
+                raise _Verdict("rejected", f"other-size: {where}: the candidate's process died: {lost.detail}") from lost
             if not comparison.ok:
-                raise _Verdict(
-                    "incorrect",
-                    f"other-size: wrong at the problem's {other_size} size: {comparison.check}: {comparison.detail}",
-                )
+                raise _Verdict("rejected", f"other-size: wrong {where}: {comparison.check}: {comparison.detail}")
             resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
             self._ask_reference(reference, "building the model at the test size", resize)
             self._ask_candidate(candidate, "building the model at the test size", resize)
@@ -502,6 +513,7 @@ class _Evaluation:
             solution_sha256=self.solution.sha256,
             device=self.device,
             size=self.size,
+            dtype=self.dtype,
             status=status,
             correct=correct,
             reason=reason,

@@ -11,7 +11,14 @@ ignored by other tools, so the file stays a plain KernelBench problem:
 - ``KBENCH_TOLERANCE = {"float32": {"atol": ..., "rtol": ...}}``: a problem's
   own tolerance where the default for its dtype is wrong for it;
 - ``def kbench_flops()`` and ``def kbench_bytes()``: the operation count and the
-  fewest bytes a kernel must move, for a speed-of-light time.
+  fewest bytes a kernel must move, for a speed-of-light time;
+- ``KBENCH_DTYPES = ("float32", "bfloat16")``: the dtypes the problem may be
+  judged in (``--dtype``). The file is written in float32; another dtype casts
+  the floating-point inputs and the model's floating-point parameters and
+  buffers to it, for the reference and the solution alike. Without it, only
+  the file's own dtype (``float32``);
+- ``KBENCH_REQUIRES = ("transformers",)``: modules the problem imports beyond
+  torch; where one is missing the problem is skipped with that reason.
 
 Everything here reads the file's syntax tree; nothing in the file runs in the
 process that calls these functions. Problem code only ever runs inside a worker
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 import re
 import sys
 import types
@@ -31,10 +39,15 @@ from pathlib import Path
 from typing import Any
 
 SIZES = ("default", "small")
+DTYPES = ("float32", "bfloat16", "float16")  # float32: the file as written
 
 
 class ProblemError(Exception):
     """A problem file that cannot be used, with the file and the defect named."""
+
+
+class ProblemSkipped(ProblemError):
+    """A sound problem this machine cannot run (a module it needs is not installed)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Problem:
     sha256: str
     small: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
+    dtypes: tuple[str, ...] = ("float32",)
+    requires: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -93,6 +108,12 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
     if not isinstance(tolerance, dict):
         raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE must be a dict")
 
+    dtypes = _names(constants, "KBENCH_DTYPES", path, ("float32",))
+    unknown_dtypes = sorted(set(dtypes) - set(DTYPES))
+    if unknown_dtypes:
+        raise ProblemError(f"problem file {path}: KBENCH_DTYPES names {unknown_dtypes}; known: {', '.join(DTYPES)}")
+    requires = _names(constants, "KBENCH_REQUIRES", path, ())
+
     level = constants.get("KBENCH_LEVEL")
     if level is None:
         match = re.fullmatch(r"level_?(\d+)", path.parent.name, flags=re.IGNORECASE)
@@ -105,7 +126,33 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
         sha256=hashlib.sha256(source.encode()).hexdigest(),
         small=small,
         tolerance=tolerance,
+        dtypes=dtypes,
+        requires=requires,
     )
+
+
+def _names(constants: dict[str, Any], key: str, path: Path, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = constants.get(key, default)
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+        raise ProblemError(f"problem file {path}: {key} must be a tuple of strings")
+    return tuple(value)
+
+
+def missing_requirements(problem: Problem) -> list[str]:
+    """The modules the problem needs that this Python cannot import (workers run the same Python)."""
+    return [name for name in problem.requires if importlib.util.find_spec(name) is None]
+
+
+def check_runnable(problem: Problem, dtype: str = "float32") -> None:
+    """ProblemSkipped when a module the problem needs is missing here; ProblemError
+    when the problem has no variant in ``dtype``."""
+    missing = missing_requirements(problem)
+    if missing:
+        raise ProblemSkipped(f"problem {problem.id}: skipped: needs {', '.join(missing)}, which this Python cannot import")
+    if dtype not in problem.dtypes:
+        raise ProblemError(
+            f"problem {problem.id}: no {dtype} variant (KBENCH_DTYPES allows {', '.join(problem.dtypes)})"
+        )
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

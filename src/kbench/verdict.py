@@ -62,6 +62,7 @@ class Verdict:
     policy: str = "strict"
     flags: list[str] = field(default_factory=list)
     speed_of_light_ms: float | None = None
+    dtype: str = "float32"
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

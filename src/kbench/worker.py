@@ -29,11 +29,13 @@ Usage (by the judge only, see sandbox.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_F
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
 import importlib.util
 import json
 import os
 import random
+import signal
 import sys
 import time
 import traceback
@@ -95,6 +97,7 @@ class Session:
         self.guard: RuntimeGuard | None = None
         self.problem: Problem | None = None
         self.model_class: Any = None
+        self.dtype: torch.dtype | None = None
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -107,6 +110,7 @@ class Session:
             self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"])
             self.problem_module = import_problem(self.problem, msg["size"])
             self.model_class = self.problem_module.Model
+        self.dtype = _dtype(msg.get("dtype", "float32"))
         if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
             self.model_class = _import_solution(Path(msg["solution_path"]))
@@ -139,6 +143,8 @@ class Session:
             torch.manual_seed(init_seed)
             random.seed(init_seed)
             self.model = self.model_class(*init_inputs).to(self.device)
+            if self.dtype is not None:
+                self.model = self.model.to(self.dtype)
             self._sync()
 
     def build(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +163,7 @@ class Session:
         """
         with phase("problem"), torch.device(self.device):
             raw = _seeded(seed, self.problem_module.get_inputs)
-            return [_to_device(x, self.device) for x in raw]
+            return [_cast(_to_device(x, self.device), self.dtype) for x in raw]
 
     def forward(self, args: list[Any]) -> Any:
         with phase("forward"):
@@ -282,6 +288,18 @@ def _to_device(x: Any, device: torch.device) -> Any:
     return x.to(device) if isinstance(x, torch.Tensor) else x
 
 
+def _dtype(name: str) -> torch.dtype | None:
+    """The dtype a problem is judged in; None for float32, the file as written."""
+    return None if name == "float32" else getattr(torch, name)
+
+
+def _cast(x: Any, dtype: torch.dtype | None) -> Any:
+    """Floating-point inputs in the judged dtype; integers (indices, targets) stay as drawn."""
+    if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(dtype)
+    return x
+
+
 def describe_devices(out: Any) -> dict[str, str]:
     return {where: str(leaf.device) for where, leaf in leaves(out)[0] if isinstance(leaf, torch.Tensor)}
 
@@ -330,7 +348,22 @@ def _versions() -> dict[str, str | None]:
     }
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_the_judge() -> None:
+    """A judge killed outright (SIGKILL, no chance to close its workers) takes them
+    with it: a resumed run must not share the GPU with a stale worker still computing."""
+    if not sys.platform.startswith("linux"):
+        return
+    judge = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != judge:  # the judge died before the line above
+        os._exit(1)
+
+
 def main(argv: list[str]) -> None:
+    _die_with_the_judge()
     commands = os.fdopen(int(argv[1]), "r")
     answers_fd = int(argv[2])
     session = Session()

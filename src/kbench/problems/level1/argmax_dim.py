@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Argmax over a dimension"
 KBENCH_SMALL = {"batch_size": 4, "reduce_dim": 1024, "dim": 64}
 
-batch_size = 16
+batch_size = 48
 reduce_dim = 32768
 dim = 1024
 

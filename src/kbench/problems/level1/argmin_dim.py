@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Argmin over a dimension"
 KBENCH_SMALL = {"batch_size": 16, "dim": 4096}
 
-batch_size = 8192
+batch_size = 24576
 dim = 65536
 
 

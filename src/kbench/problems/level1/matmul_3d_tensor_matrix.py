@@ -6,6 +6,9 @@ import torch.nn as nn
 KBENCH_LEVEL = 1
 KBENCH_NAME = "3-D tensor times matrix"
 KBENCH_SMALL = {"batch_size": 4, "m": 48, "k": 96, "n": 64}
+# fp32 sums this long err by up to 0.00055 (absolute) against float64 at the default size
+# (H200, `kbench audit`, 2026-11-29; docs/audit.md): atol is about 4x that, rtol stays 1e-4.
+KBENCH_TOLERANCE = {"float32": {"atol": 0.003, "rtol": 1e-4}}
 
 batch_size = 16
 m = 1024

@@ -6,6 +6,9 @@ import torch.nn as nn
 KBENCH_LEVEL = 1
 KBENCH_NAME = "4-D tensor times matrix (einsum)"
 KBENCH_SMALL = {"b": 2, "i": 8, "j": 16, "l": 64, "k": 48}
+# fp32 sums this long err by up to 0.00028 (absolute) against float64 at the default size
+# (H200, `kbench audit`, 2026-11-29; docs/audit.md): atol is about 4x that, rtol stays 1e-4.
+KBENCH_TOLERANCE = {"float32": {"atol": 0.002, "rtol": 1e-4}}
 
 b = 8
 i = 32

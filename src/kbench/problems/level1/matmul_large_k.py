@@ -6,6 +6,9 @@ import torch.nn as nn
 KBENCH_LEVEL = 1
 KBENCH_NAME = "Large-K matrix product"
 KBENCH_SMALL = {"m": 64, "n": 64, "k": 4096}
+# fp32 sums this long err by up to 0.0043 (absolute) against float64 at the default size
+# (H200, `kbench audit`, 2026-11-29; docs/audit.md): atol is about 4x that, rtol stays 1e-4.
+KBENCH_TOLERANCE = {"float32": {"atol": 0.02, "rtol": 1e-4}}
 
 m = 1024
 n = 1024

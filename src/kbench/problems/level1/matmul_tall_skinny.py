@@ -6,6 +6,9 @@ import torch.nn as nn
 KBENCH_LEVEL = 1
 KBENCH_NAME = "Tall-skinny matrix product"
 KBENCH_SMALL = {"m": 1024, "k": 128, "n": 16}
+# fp32 sums this long err by up to 0.00061 (absolute) against float64 at the default size
+# (H200, `kbench audit`, 2026-11-29; docs/audit.md): atol is about 4x that, rtol stays 1e-4.
+KBENCH_TOLERANCE = {"float32": {"atol": 0.003, "rtol": 1e-4}}
 
 m = 131072
 k = 2048

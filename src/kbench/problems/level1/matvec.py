@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Matrix-vector product"
 KBENCH_SMALL = {"m": 256, "k": 1024}
 
-m = 16384
+m = 49152
 k = 32768
 
 

@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Max over a dimension"
 KBENCH_SMALL = {"batch_size": 4, "reduce_dim": 256, "dim": 256}
 
-batch_size = 64
+batch_size = 192
 reduce_dim = 4096
 dim = 2048
 

@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Mean over a dimension"
 KBENCH_SMALL = {"batch_size": 4, "rows": 64, "dim": 1024}
 
-batch_size = 32
+batch_size = 96
 rows = 16384
 dim = 1024
 

@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Min over a dimension"
 KBENCH_SMALL = {"batch_size": 16, "dim": 4096}
 
-batch_size = 16384
+batch_size = 49152
 dim = 32768
 
 

@@ -8,7 +8,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "NLL loss"
 KBENCH_SMALL = {"batch_size": 4096}
 
-batch_size = 67108864
+batch_size = 134217728
 num_classes = 8
 
 

@@ -24,6 +24,7 @@ class Model(nn.Module):
 
 def get_inputs():
     predictions = torch.randn(batch_size, dim)
+    predictions.mul_(torch.exp(torch.randn(batch_size, 1) * 0.75))
     targets = torch.randn(batch_size, dim)
     targets.mul_(torch.exp(torch.randn(batch_size, 1) * 0.75))
     return [predictions, targets]

@@ -7,7 +7,7 @@ KBENCH_LEVEL = 1
 KBENCH_NAME = "Sum over a dimension"
 KBENCH_SMALL = {"batch_size": 4, "reduce_dim": 256, "dim": 256}
 
-batch_size = 512
+batch_size = 1536
 reduce_dim = 512
 dim = 2048
 
