@@ -74,6 +74,13 @@ def test_honest_triton_solution_is_correct_and_timed_against_eager():
     assert verdict.timing["clock"] == "cpu-perf-counter"
     assert verdict.timing["count"] >= verdict.timing["settings"]["min_calls"]
     assert len(set(verdict.seeds["trials"])) == 5
+    # Candidate and eager alternate over rounds, on the same calls; the speedup has its interval.
+    rounds = verdict.timing["settings"]["rounds"]
+    assert len(verdict.timing["rounds"]) == len(verdict.baselines["eager"]["timing"]["rounds"]) == rounds
+    assert verdict.baselines["eager"]["timing"]["count"] == verdict.timing["count"]
+    low, high = verdict.speedup_interval["eager"]
+    assert low <= verdict.speedup["eager"] <= high
+    assert "samples_ms" not in verdict.timing  # raw samples stay out of the record
 
 
 def test_seeds_differ_between_evaluations():

@@ -229,9 +229,9 @@ def test_failures_outside_the_candidate_are_recorded_and_retried_on_resume(tmp_p
 def test_unknown_baseline_columns_are_refused(tmp_path):
     problems, solutions = setup_run(tmp_path)
     plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
-    with pytest.raises(runner.RunError, match="not measured by the judge yet"):
+    with pytest.raises(runner.RunError, match="unknown baseline compile-fastest"):
         runner.run_config(plan, selection=[str(problems)], solutions=solutions, device="cpu", size="small",
-                          trials=5, timeout=300.0, baselines=["eager", "compile"])
+                          trials=5, timeout=300.0, baselines=["eager", "compile-fastest"])
 
 
 def test_the_progress_bar_reports_every_verdict(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kbench.manifest import Manifest
-from kbench.score import columns_of, outcomes, score
+from kbench.score import columns_of, outcomes, score, score_by_turn
 from kbench.store import (
     SCHEMA_VERSION,
     EvaluationRecord,
@@ -15,11 +15,13 @@ from kbench.store import (
     SampleRecord,
     Store,
     StoreError,
+    TurnRecord,
 )
 
 from run_fixtures import config, make_verdict
 
 SCHEMA_V1 = Path(__file__).parent / "fixtures" / "stores" / "schema_v1.sql"
+SCHEMA_V2 = Path(__file__).parent / "fixtures" / "stores" / "schema_v2.sql"
 
 
 def new_run(store: Store, name: str = "r", manifest: Manifest | None = None) -> None:
@@ -145,3 +147,58 @@ def test_connections_opening_one_new_store_at_once_all_succeed(tmp_path):
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(open_store, range(8))) == [SCHEMA_VERSION] * 8
+
+
+def turn_record(turn: int, **changes) -> TurnRecord:
+    fields = dict(problem_id="level1/a", sample_index=0, turn=turn, session=1, prompt=f"prompt {turn}",
+                  prompt_record={"template": "one-shot", "turn": turn}, reply="```python\nclass ModelNew: ...\n```",
+                  extraction={"ok": True, "how": "fenced"}, source="class ModelNew: ...\n", sha256="f" * 64,
+                  generation={"finish_reason": "stop", "retries": 1}, input_tokens=10, output_tokens=5,
+                  cost_usd=0.25, generated_at="t0")
+    return TurnRecord(**{**fields, **changes})
+
+
+def test_turns_are_stored_as_they_come_and_a_judged_one_is_never_replaced(tmp_path):
+    with Store(tmp_path / "k.db") as store:
+        new_run(store)
+        waiting = turn_record(1)
+        store.record_turn("r", waiting)
+        assert store.turns("r") == [waiting] and not waiting.final
+        verdict = make_verdict("level1/a", "incorrect")
+        judged = turn_record(1, status="incorrect", reason=verdict.reason, verdict=verdict.to_dict(),
+                             speedup={"eager": None}, evaluated_at="t1")
+        store.record_turn("r", judged)
+        failed = turn_record(2, reply=None, extraction=None, source=None, sha256=None, status="generation_error",
+                             reason="timeout: no answer")
+        store.record_turn("r", failed)
+        retried = turn_record(2, status="correct", correct=True, speedup={"eager": 2.0}, runtime_ms=0.5)
+        store.record_turn("r", retried)
+        assert store.load("r").turns == [judged, retried]
+        with pytest.raises(StoreError, match="already judged"):
+            store.record_turn("r", turn_record(1))
+        chosen = SampleRecord("level1/a", 0, "sample_0/turn_2", "openai/m", "f" * 64, "class ModelNew: ...\n")
+        outcome = EvaluationRecord.from_verdict(make_verdict("level1/a", "correct", 2.0), "level1/a", 0, turn=2)
+        store.finish_sample("r", chosen, outcome)
+        data = store.load("r")
+    assert data.samples[0] == chosen and data.evaluations[0].turn == 2
+
+
+def test_a_store_written_by_schema_2_is_read_and_scored_by_turn(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_V2.read_text())
+    db.close()
+    with Store(path, create=False) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        data = store.load("written-by-schema-2")
+    assert data.run.config.source == "openai" and data.run.config.turns == 2
+    assert data.run.config.generation["template"]["name"] == "one-shot"
+    assert data.sessions[0].manifest.generation["price"]["key"] == "openai/gpt-4o"
+    assert [(t.problem_id, t.turn, t.status) for t in data.turns] == [
+        ("level1/relu", 1, "incorrect"), ("level1/relu", 2, "correct"),
+        ("level1/gelu", 1, "no_code"), ("level1/gelu", 2, "compile_error")]
+    assert [(e.status, e.turn) for e in data.evaluations] == [("correct", 2), ("compile_error", 2)]
+    by_turn = score_by_turn(data, columns_of(data), resamples=200)
+    assert by_turn[1].overall.correct_rate.value == 0.0
+    assert by_turn[2].overall.fast_p["eager"][1.0].value == pytest.approx(0.5)
+    assert score(outcomes(data), columns_of(data), resamples=200).overall.correct_rate.value == pytest.approx(0.5)

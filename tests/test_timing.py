@@ -38,3 +38,18 @@ def test_measure_on_cpu_keeps_count_spread_and_stop_reason():
     assert result.stop_reason in {"stable", "budget", "max_calls"}
     assert result.warmup_calls >= settings.warmup_calls
     assert result.settings["max_calls"] == 40
+
+
+def test_pooled_rounds_and_the_speedup_interval():
+    from kbench.timing import pooled, speedup_interval, summarize
+
+    rounds = [summarize("cpu-perf-counter", [1.0, 1.1, 0.9], [1.0, 1.1, 0.9], 3, "stable", {}).to_dict(),
+              summarize("cpu-perf-counter", [2.0, 2.1], [2.0, 2.1], 3, "stable", {}).to_dict()]
+    both = pooled(rounds)
+    assert both.count == 5 and both.median_ms == 1.1 and both.warmup_calls == 6
+    assert "samples_ms" not in both.summary() and both.summary()["count"] == 5
+    baseline = [[2.0, 2.2, 1.8, 2.1], [2.05, 1.95, 2.0]]
+    candidate = [[1.0, 1.1, 0.9, 1.05], [1.0, 0.95, 1.02]]
+    low, high = speedup_interval(baseline, candidate)
+    assert low <= 2.0 / 1.0 <= high and high - low < 0.5
+    assert speedup_interval(baseline, candidate) == (low, high)  # seeded: the same interval every time

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from kbench import report
+from kbench.baselines import COLUMNS, check_columns
 from kbench.guard import DEFAULT_POLICY, check_policy
-from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, resolve_device
+from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.problem import ProblemError, resolve_size
 from kbench.solution import Solution, SolutionError
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
@@ -51,6 +52,9 @@ def eval_command(
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
     policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: strict (benchmark runs), lenient or off."),
     dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
+    baseline: Optional[List[str]] = typer.Option(
+        None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
@@ -62,7 +66,7 @@ def eval_command(
         sol = Solution.from_file(solution)
         verdict = evaluate(
             prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
-            dtype=dtype,
+            dtype=dtype, baselines=_columns(baseline),
         )
     except (ProblemError, SolutionError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
@@ -70,6 +74,46 @@ def eval_command(
         typer.echo(verdict.to_json())
     else:
         report.print_verdict(console, verdict)
+
+
+def _columns(options: Optional[List[str]]) -> tuple[str, ...]:
+    return tuple(name.strip() for option in options or ["eager"] for name in option.split(",") if name.strip())
+
+
+@app.command("baseline")
+def baseline_command(
+    problems: List[str] = typer.Argument(..., help="Problem files or suite ids (level1/relu)."),
+    baseline: Optional[List[str]] = typer.Option(
+        None, help=f"Columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: compile]."
+    ),
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+    dtype: str = typer.Option("float32", help="The problems' variant in this dtype."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Measure compiled baseline columns ahead of a run and cache them (beside the build cache)."""
+    dev = _checked_device(device)
+    columns = _columns(baseline or ["compile"])
+    try:
+        resolve_size(size, dev)
+        check_columns(list(columns), dev)
+        chosen = [find_problem(p) for p in problems]
+    except (ProblemError, ValueError) as exc:
+        raise _usage_error(str(exc)) from exc
+    results = {}
+    table = Table("problem", *[f"{c} ms" for c in check_columns(list(columns), dev)], title="baselines (cached)")
+    for prob in chosen:
+        try:
+            results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype)
+        except ProblemError as exc:
+            results[prob.id] = {"error": str(exc)}
+            Console(stderr=True).print(f"[yellow]{prob.id}[/yellow]: {exc}", highlight=False)
+            continue
+        table.add_row(prob.id, *[f"{m['runtime_ms']:.4g}" for m in results[prob.id].values()])
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    else:
+        console.print(table)
 
 
 @app.command()

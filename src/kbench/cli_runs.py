@@ -9,24 +9,54 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
-from kbench import export, judge, runner
+from kbench import agent, export, judge, providers, runner
 from kbench.guard import DEFAULT_POLICY
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.manifest import RunConfig
+from kbench.prices import PriceError, builtin_table, load_prices, price_for
 from kbench.problem import ProblemError, resolve_size
-from kbench.score import ALL, DEFAULT_RESAMPLES, DEFAULT_SEED, P_VALUES, Estimate, Score, columns_of, outcomes
+from kbench.prompts import PromptError
+from kbench.providers import ProviderError, Sampling
+from kbench.score import (
+    ALL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    P_VALUES,
+    Estimate,
+    Score,
+    columns_of,
+    outcomes,
+    score_by_turn,
+)
 from kbench.score import compare as compare_runs
 from kbench.score import score as score_run
 from kbench.solution import SolutionError
-from kbench.store import DEFAULT_PATH, RETRIED_STATUSES, EvaluationRecord, RunData, Store, StoreError, finite
+from kbench.store import (
+    DEFAULT_PATH,
+    RETRIED_STATUSES,
+    EvaluationRecord,
+    RunData,
+    Store,
+    StoreError,
+    TurnRecord,
+    finite,
+)
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 console = Console()
@@ -46,17 +76,47 @@ class _Usage(Exception):
 def _usage_errors() -> Iterator[None]:
     try:
         yield
-    except (_Usage, StoreError, runner.RunError, ProblemError, SolutionError, export.ExportError, ValueError) as exc:
+    except (_Usage, StoreError, runner.RunError, ProblemError, SolutionError, export.ExportError, ProviderError,
+            PromptError, PriceError, ValueError) as exc:
         Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(code=2) from exc
 
 
 def run_command(
     run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it."),
-    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", help="Directory of solution files."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR."
+    ),
+    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", help="Directory of solution files (replay/DIR)."),
     problems: Optional[List[str]] = typer.Option(
         None, "--problems", "-p", help="A level (level1), problem ids or files, or a directory; repeatable."
     ),
+    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1]."),
+    turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
+                                        "judge's feedback [default: 1]."),
+    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...)."),
+    template: Optional[str] = typer.Option(None, help=f"Prompt template: a built-in name or a file [default: "
+                                           f"{agent.DEFAULT_TEMPLATE}]."),
+    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine]."),
+    target: Optional[str] = typer.Option(None, help=f"triton or cuda [default: {agent.DEFAULT_TARGET}]."),
+    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's]."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's]."),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's]."),
+    max_tokens: Optional[int] = typer.Option(None, min=1, help="Most tokens per reply [default: the server's; "
+                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic]."),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai)."),
+    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once."),
+    max_retries: int = typer.Option(providers.DEFAULT_MAX_RETRIES, min=0,
+                                    help="Retries of a request (backoff on 429, 5xx, timeouts)."),
+    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request."),
+    agent_time_limit: Optional[float] = typer.Option(
+        None, min=1, help=f"Seconds per run of a command agent [default: {providers.DEFAULT_AGENT_TIME_LIMIT:g}]."
+    ),
+    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version]."),
+    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one."),
+    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins)."),
+    api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
+                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY]."),
     db: Path = DB_OPTION,
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
     baseline: Optional[List[str]] = typer.Option(None, help="A baseline column; repeatable [default: eager]."),
@@ -66,7 +126,8 @@ def run_command(
     policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
 ) -> None:
-    """Judge solutions from a directory against a selection of problems, storing every verdict.
+    """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
+    against a selection of problems, and store everything.
 
     Options left out when resuming are taken from the run as stored; options given must match it.
     """
@@ -77,34 +138,180 @@ def run_command(
         if db.exists():
             with Store(db, create=False) as store:
                 stored = store.run(run)
-        config, plan = _config_and_plan(stored.config if stored else None, solutions, problems, device,
-                                        baseline, size, trials, timeout, policy)
-        if plan.unclaimed:
-            shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
-            Console(stderr=True).print(
-                f"[yellow]warning:[/yellow] {len(plan.unclaimed)} files in {config.solutions} match no selected "
-                f"problem: {shown}", highlight=False, soft_wrap=True
-            )
-        with Store(db) as store:
-            listener = PlainProgress(console) if plain or not console.is_terminal else BarProgress(console)
-            try:
-                with _sigterm_interrupts():
-                    runner.execute(store, run, config, plan, evaluate=evaluate, listener=listener)
-            except KeyboardInterrupt:
-                listener.close()
-                Console(stderr=True).print(
-                    f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
-                )
-                raise typer.Exit(code=130) from None
+        stored_config = stored.config if stored else None
+        spec = providers.parse_model(model) if model else None
+        if spec is not None and solutions is not None:
+            raise _Usage("give --model or --solutions, not both")
+        if spec is not None and spec.provider == "replay":
+            solutions, spec = Path(spec.name), None
+        if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
+            spec = providers.parse_model(stored_config.solutions)
+        judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy)
+        if spec is None:
+            generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
+                                  "--template": template, "--refine-template": refine_template}
+            given = [name for name, value in generation_options.items() if value is not None]
+            if given:
+                raise _Usage(f"{', '.join(given)} need a model (--model PROVIDER/MODEL); replayed files are "
+                             "samples as they are")
+            if stored_config is not None and stored_config.source != "replay" and solutions is not None:
+                raise _Usage(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
+            config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
+            _warn_unclaimed(config, plan)
+            _execute(run, db, plain, lambda store, listener: runner.execute(
+                store, run, config, plan, evaluate=evaluate, listener=listener))
+            return
+        if stored_config is not None and stored_config.source == "replay":
+            raise _Usage(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
+        generation = _Generation(
+            samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
+            target=target, gpu=gpu, sampling=Sampling(temperature, top_p, max_tokens, seed), concurrency=concurrency,
+            max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
+            agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
+        )
+        config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
+        try:
+            _execute(run, db, plain, lambda store, listener: agent.execute(
+                store, run, config, plan, the_agent, evaluate=evaluate, listener=listener), show_turns=config.turns > 1)
+        finally:
+            the_agent.provider.close()
+
+
+def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
+    if plan.unclaimed:
+        shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
+        Console(stderr=True).print(
+            f"[yellow]warning:[/yellow] {len(plan.unclaimed)} files in {config.solutions} match no selected "
+            f"problem: {shown}", highlight=False, soft_wrap=True
+        )
+
+
+def _execute(run: str, db: Path, plain: bool, work, show_turns: bool = False) -> None:
+    """Run ``work(store, listener)`` with progress shown, Ctrl-C and SIGTERM stopping it
+    cleanly, and the score printed at the end."""
+    with Store(db) as store:
+        progress = PlainProgress if plain or not console.is_terminal else BarProgress
+        listener = progress(console, show_turns=show_turns)
+        try:
+            with _sigterm_interrupts():
+                work(store, listener)
+        except KeyboardInterrupt:
             listener.close()
-            data = store.load(run)
+            Console(stderr=True).print(
+                f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
+            )
+            raise typer.Exit(code=130) from None
+        except BaseException:
+            listener.close()
+            raise
+        listener.close()
+        data = store.load(run)
     print_score(console, data, score_run(outcomes(data), columns_of(data)))
 
 
-def _config_and_plan(stored: RunConfig | None, solutions, problems, device, baseline, size, trials, timeout, policy):
+@dataclass(frozen=True)
+class _Generation:
+    """The generation options of ``kbench run`` as given (None: not given)."""
+
+    samples: int | None
+    turns: int | None
+    base_url: str | None
+    template: str | None
+    refine_template: str | None
+    target: str | None
+    gpu: str | None
+    sampling: Sampling
+    concurrency: int
+    max_retries: int
+    request_timeout: float
+    agent_time_limit: float | None
+    agent_version: str | None
+    prices: Path | None
+    env_file: Path
+    api_key_env: str | None
+
+
+def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
+                     device, baseline, size, trials, timeout, policy):
+    """The config, plan and agent of a run that asks a model, from the options and,
+    for those left out, the stored run (or the defaults)."""
+    if stored is None and not problems:
+        raise _Usage("a new run needs --problems")
+    old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
+    selection = tuple(problems) if problems else stored.selection
+    device = resolve_device(device if device is not None else stored.device if stored else None)
+    size = resolve_size(size or (stored.size if stored else "auto"), device)
+    trials = trials or (stored.trials if stored else DEFAULT_TRIALS)
+    timeout = timeout or (stored.timeout if stored else DEFAULT_TIMEOUT)
+    policy = policy or (stored.policy if stored else DEFAULT_POLICY)
+    target = options.target or (old.target if old else agent.DEFAULT_TARGET)
+    if target not in ("triton", "cuda"):
+        raise _Usage(f"--target {target!r}: choose triton or cuda")
+    turns = options.turns or (stored.turns if stored else 1)
+    samples = options.samples or (stored.samples if stored else 1)
+    if options.template:
+        template = agent.choose_template(options.template, target, "initial")
+    else:
+        template = agent.restore_template(old.template, target) if old else agent.choose_template(
+            agent.DEFAULT_TEMPLATE, target, "initial")
+    if options.refine_template:
+        refine = agent.choose_template(options.refine_template, target, "refine")
+    elif old and old.refine_template:
+        refine = agent.restore_template(old.refine_template, target)
+    else:
+        refine = agent.choose_template(agent.DEFAULT_REFINE_TEMPLATE, target, "refine")
+    gpu = options.gpu if options.gpu is not None else old.gpu if old else agent.default_gpu(device)
+    same_provider = old is not None and old.provider == spec.provider
+    if spec.provider == "command":
+        stored_agent = (old.agent or {}) if same_provider else {}
+        provider = providers.CommandProvider(
+            spec.name,
+            judge=providers.JudgeSettings(device, size, trials, timeout, policy),
+            time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or providers.DEFAULT_AGENT_TIME_LIMIT,
+            version=options.agent_version or stored_agent.get("version"),
+        )
+        price = None
+    else:
+        given = options.sampling.to_dict()
+        kept = (old.sampling or {}) if same_provider else {}
+        sampling = Sampling(**{k: given[k] if given[k] is not None else kept.get(k) for k in given})
+        table = load_prices(options.prices) if options.prices else builtin_table()
+        make = providers.OpenAIProvider if spec.provider == "openai" else providers.AnthropicProvider
+        provider = make(
+            spec.name,
+            base_url=options.base_url or (old.endpoint if same_provider else None),
+            key_env=options.api_key_env,
+            env_file=options.env_file,
+            timeout=options.request_timeout,
+            max_retries=options.max_retries,
+            sampling=sampling,
+        )
+        price = price_for(spec.provider, spec.name, table)
+    the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
+                            price=price)
+    plan = runner.plan_generated(runner.select_problems(selection), samples, str(provider.spec))
+    config = runner.generated_config(
+        plan,
+        selection=selection,
+        model=str(provider.spec),
+        source=spec.provider,
+        samples=samples,
+        turns=turns,
+        generation=the_agent.config(turns).to_dict(),
+        device=device,
+        size=size,
+        trials=trials,
+        timeout=timeout,
+        baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
+        policy=policy,
+    )
+    return config, plan, the_agent
+
+
+def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
-        raise _Usage("a new run needs --solutions and --problems")
+        raise _Usage("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     device = resolve_device(device if device is not None else stored.device if stored else None)
@@ -118,7 +325,7 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, device, base
         size=size,
         trials=trials or (stored.trials if stored else DEFAULT_TRIALS),
         timeout=timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
-        baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.AVAILABLE_BASELINES,
+        baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
         policy=policy or (stored.policy if stored else DEFAULT_POLICY),
     )
     return config, plan
@@ -152,15 +359,27 @@ def _counts_text(counts: dict[str, int]) -> str:
     return "  ".join(f"{status} {n}" for status, n in sorted(counts.items(), key=lambda item: -item[1]))
 
 
+def _speedups(speedup: dict[str, float | None]) -> str:
+    return ", ".join(f"{s:.3g}x {column}" for column, s in speedup.items() if s is not None)
+
+
 def _outcome_text(record: EvaluationRecord) -> str:
-    speedups = ", ".join(f"{s:.3g}x {column}" for column, s in record.speedup.items() if s is not None)
-    return f"{record.status}" + (f" ({speedups})" if speedups else "")
+    speedups = _speedups(record.speedup)
+    turn = f" at turn {record.turn}" if record.turn is not None else ""
+    return f"{record.status}{turn}" + (f" ({speedups})" if speedups else "")
+
+
+def _turn_text(record: TurnRecord) -> str:
+    return (f"{record.problem_id} #{record.sample_index} turn {record.turn}: {record.status}"
+            + (f" ({_speedups(record.speedup)})" if _speedups(record.speedup) else ""))
 
 
 class BarProgress:
-    """A progress bar: evaluations done, verdicts so far, time left."""
+    """A progress bar: samples done, verdicts so far, time left (and a line per turn
+    of a run with refinement turns)."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, show_turns: bool = False):
+        self.show_turns = show_turns
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -178,6 +397,10 @@ class BarProgress:
                                            verdicts=_counts_text(self.counts))
         self.progress.start()
 
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.progress.console.print(_turn_text(record), highlight=False, markup=False)
+
     def finished(self, record: EvaluationRecord) -> None:
         self.counts[record.status] = self.counts.get(record.status, 0) + 1
         self.progress.console.print(f"{record.problem_id} #{record.sample_index}: {_outcome_text(record)}",
@@ -191,8 +414,13 @@ class BarProgress:
 class PlainProgress:
     """One line per evaluation, with counts and an estimate of the time left."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, show_turns: bool = False):
         self.console = console
+        self.show_turns = show_turns
+
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.console.print("  " + _turn_text(record), highlight=False, markup=False, soft_wrap=True)
 
     def started(self, total: int, done: list[EvaluationRecord]) -> None:
         self.total, self.done, self.already, self.start = total, len(done), len(done), time.monotonic()
@@ -230,16 +458,18 @@ def score_command(
     with _usage_errors(), Store(db, create=False) as store:
         data = store.load(run)
     result = score_run(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
+    by_turn = score_by_turn(data, columns_of(data), resamples=resamples, seed=seed)
     if as_json:
-        typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))
+        typer.echo(json.dumps(finite(score_document(data, result, by_turn)), indent=2, allow_nan=False))
     else:
-        print_score(console, data, result)
+        print_score(console, data, result, by_turn)
 
 
-def score_document(data: RunData, result: Score) -> dict:
-    """The score with what it is a score of: the run, its manifest, and any change between sessions."""
+def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> dict:
+    """The score with what it is a score of: the run, its manifest, and any change between
+    sessions; for a generated run also the scores after each turn, and the tokens and cost."""
     first = data.sessions[0].manifest
-    return {
+    document = {
         "run": data.run.name,
         "created_at": data.run.created_at,
         "complete": result.overall.coverage.evaluated == result.overall.n_problems,
@@ -251,6 +481,23 @@ def score_document(data: RunData, result: Score) -> dict:
             for s in data.sessions
         ],
     }
+    if data.turns:
+        by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
+        document["by_turn"] = {
+            str(turn): {key: scored.to_dict()[key] for key in TURN_KEYS} for turn, scored in by_turn.items()
+        }
+        document["usage"] = {
+            **agent.usage(data.turns).to_dict(),
+            "samples": [
+                {"problem_id": problem_id, "sample_index": index, **used.to_dict()}
+                for (problem_id, index), used in agent.usage_by_sample(data.turns).items()
+            ],
+        }
+    return document
+
+
+# What ``score --json`` gives for each turn (the whole selection's figures).
+TURN_KEYS = ("n_problems", "coverage", "correct_rate", "correct_rate_ci", "fast_p", "fast_p_ci", "failures")
 
 
 def _cell(estimate: Estimate, signed: bool = False) -> str:
@@ -266,7 +513,7 @@ def _group_label(key: str) -> str:
     return "all" if key == ALL else f"level {key}"
 
 
-def print_score(out: Console, data: RunData, result: Score) -> None:
+def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> None:
     manifest = data.sessions[0].manifest
     overall = result.overall
     coverage = overall.coverage
@@ -299,6 +546,8 @@ def print_score(out: Console, data: RunData, result: Score) -> None:
             for p in P_VALUES:
                 at_k.add_row(f"{p:g}", *(_cell(overall.fast_p_at_k[column][k][p]) for k in result.ks))
             out.print(at_k)
+    if data.turns:
+        _print_generation(out, data, result, by_turn)
     out.print("outcomes: " + _counts_text(overall.statuses), highlight=False)
     if coverage.evaluated < coverage.problems:
         out.print(f"[yellow]incomplete:[/yellow] {coverage.problems - coverage.evaluated} problems not fully "
@@ -313,6 +562,28 @@ def print_score(out: Console, data: RunData, result: Score) -> None:
             described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
             out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
                       highlight=False)
+
+
+def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None) -> None:
+    """fast_p after each turn (for a run with refinement turns), and what the requests used."""
+    if data.run.config.turns > 1:
+        by_turn = by_turn if by_turn is not None else score_by_turn(data, result.columns)
+        for column in result.columns:
+            table = Table("p", *(f"turn {t}" for t in by_turn), title=f"fast_p after each turn over {column}, "
+                          "all problems (a sample's best judged turn so far)")
+            table.add_row("correct", *(_cell(s.overall.correct_rate) for s in by_turn.values()))
+            for p in P_VALUES:
+                table.add_row(f"{p:g}", *(_cell(s.overall.fast_p[column][p]) for s in by_turn.values()))
+            out.print(table)
+    used = agent.usage(data.turns)
+    cost = f"${used.cost_usd:.4f}" + (f" ({used.cost_unknown} replies of unknown cost not counted)"
+                                      if used.cost_unknown else "")
+    out.print(
+        f"generation: {data.run.config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
+        f"{used.input_tokens} input and {used.output_tokens} output tokens, cost {cost}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def compare_command(

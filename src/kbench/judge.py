@@ -19,12 +19,22 @@ import secrets
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from kbench.baselines import (
+    BaselineCache,
+    CachedBaseline,
+    Environment,
+    cache_key,
+    check_columns,
+    default_cache_path,
+    driver_version,
+)
 from kbench.compare import Comparison
 from kbench.guard import DEFAULT_POLICY, Finding, action, check_policy
 from kbench.guard.runtime import compute_ops
@@ -34,7 +44,7 @@ from kbench.problem import Problem, ProblemError, check_runnable, resolve_size
 from kbench.sandbox import Worker, WorkerLost
 from kbench.solution import Solution
 from kbench.suite import find_problem
-from kbench.timing import TimingSettings
+from kbench.timing import Timing, TimingSettings, pooled, speedup_interval
 from kbench.verdict import Trial, Verdict
 
 DEFAULT_TRIALS = 5
@@ -190,6 +200,67 @@ def reference_failure(problem: Problem, what: str, detail: str, reference: Worke
     return ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
 
 
+def measure_baselines(
+    problem: Problem | str | Path,
+    device: str | None = None,
+    columns: tuple[str, ...] | list[str] = ("compile",),
+    *,
+    size: str = "auto",
+    dtype: str = "float32",
+    timing: TimingSettings = TimingSettings(),
+    cache: Path | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Measure compiled baseline columns ahead of a run, against eager, and cache them.
+
+    Eager and each column run in reference workers of their own, alternating
+    over ``timing.rounds`` rounds on the same inputs (eager sets each round's
+    number of calls, the columns replay them), exactly as in an evaluation.
+    Returns, per column, the median and the eager median of the same rounds.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    wanted = check_columns(list(columns), device)
+    cache = cache or default_cache_path()
+    evaluation = _Evaluation(problem, None, device, size, 1, REFERENCE_TIMEOUT, timing, None, "off", dtype)
+    evaluation.baselines, evaluation.baseline_cache = wanted, cache
+    evaluation.reference_deadline = time.monotonic() + REFERENCE_TIMEOUT
+    eager = Worker(worker_env(device))
+    workers = {"eager": eager}
+    try:
+        eager.send({**load_message(problem, device, size, evaluation.seeds["init"], dtype), "role": "reference"})
+        loaded = evaluation._ask_reference(eager, "loading the problem")
+        evaluation.record.update(device_name=loaded.get("device_name"), versions=loaded.get("versions", {}),
+                                 settings=loaded.get("settings", {}))
+        workers.update(evaluation._column_workers([c for c in wanted if c != "eager"]))
+        rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+        for index in range(max(1, timing.rounds)):
+            seeds = SeedFeed()
+            budget = timing.budget_seconds / max(1, timing.rounds)
+            first = evaluation._ask_reference(eager, "timing the eager baseline", _call_message("time", None, None, timing, budget), seeds)
+            rounds["eager"].append(first["timing"])
+            for column, worker in workers.items():
+                if column != "eager":
+                    answer = evaluation._ask_reference(
+                        worker, f"timing the {column} baseline", evaluation._replay_message(first["timing"]),
+                        SeedFeed(replay=seeds.given),
+                    )
+                    rounds[column].append(answer["timing"])
+    finally:
+        for worker in workers.values():
+            worker.close()
+    eager_timing = pooled(rounds["eager"])
+    environment = evaluation._environment()
+    results = {"eager": {"runtime_ms": eager_timing.median_ms, "eager_ms": eager_timing.median_ms}}
+    for column in wanted:
+        if column != "eager":
+            measured = pooled(rounds[column])
+            evaluation._store_baseline(column, measured, eager_timing, environment)
+            results[column] = {"runtime_ms": measured.median_ms, "eager_ms": eager_timing.median_ms}
+    return results
+
+
 class SeedFeed:
     """Seeds for timed calls, drawn in the judge and handed out one call at a time.
 
@@ -228,6 +299,8 @@ def evaluate(
     memory_limit_bytes: int | None = None,
     policy: str = DEFAULT_POLICY,
     dtype: str = "float32",
+    baselines: tuple[str, ...] | list[str] = ("eager",),
+    baseline_cache: Path | None | bool = True,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -236,8 +309,12 @@ def evaluate(
     flag (``strict``, ``lenient``, ``off``: docs/guard.md). ``dtype`` is one of
     the problem's ``KBENCH_DTYPES``. Raises ProblemError when the problem itself
     is unusable or has no such dtype (ProblemSkipped when it needs a module
-    this Python lacks) and ValueError for an unknown device, size or policy;
-    every fault of the candidate ends in a verdict instead.
+    this Python lacks) and ValueError for an unknown device, size, policy or
+    baseline column; every fault of the candidate ends in a verdict instead.
+    ``baselines`` are the columns to time (eager always); compiled ones are
+    taken from ``baseline_cache`` (a path; True for the default one beside the
+    build cache, None or False for none) when measured there before under this
+    very environment, and stored there when measured now.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -247,6 +324,8 @@ def evaluate(
     evaluation = _Evaluation(
         problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
     )
+    evaluation.baselines = check_columns(list(baselines), device)
+    evaluation.baseline_cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
     return evaluation.run(measure_time)
 
 
@@ -262,7 +341,11 @@ class _Evaluation:
         self.timing_settings: TimingSettings = timing
         self.memory_limit = memory_limit_bytes
         self.phase_seconds: dict[str, float] = {}
-        self.record: dict[str, Any] = {"trials": [], "baselines": {}, "speedup": {}, "tolerance": {}}
+        self.record: dict[str, Any] = {
+            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "baseline_notes": {}, "tolerance": {}
+        }
+        self.baselines: tuple[str, ...] = ("eager",)
+        self.baseline_cache: Path | None = None
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.policy = policy
         self.flags: list[str] = []
@@ -351,41 +434,171 @@ class _Evaluation:
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
-        """Time the candidate, check the output of its last call, then time eager alone."""
-        budget = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
-        if budget <= 0:
+        """Time the candidate and each baseline column, alternating, over several rounds.
+
+        Round r times the candidate (its process running alone, with fresh
+        seeds), then every baseline column on the very same inputs, each in its
+        own reference worker, while the candidate's processes are stopped. The
+        last round ends with the checked call. What drifts between processes
+        and over time then moves both sides of the speedup alike (docs/timing.md).
+        """
+        rounds = max(1, self.timing_settings.rounds)
+        cached = self._cached_columns()
+        workers = {"eager": reference, **self._column_workers([c for c in self.baselines if c not in cached])}
+        try:
+            cand_rounds: list[dict[str, Any]] = []
+            base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+            for index in range(rounds):
+                seeds, timed = self._candidate_round(candidate, rounds - index)
+                cand_rounds.append(timed)
+                if index == rounds - 1:
+                    self._check_timed_call(reference, candidate)
+                    candidate.assert_quiet()
+                    candidate.close()
+                else:
+                    candidate.pause()
+                with self._phase("baseline"):
+                    for column, worker in workers.items():
+                        answer = self._ask_reference(
+                            worker, f"timing the {column} baseline", self._replay_message(timed), SeedFeed(replay=seeds.given)
+                        )
+                        base_rounds[column].append(answer["timing"])
+                candidate.resume()
+        finally:
+            for column, worker in workers.items():
+                if worker is not reference:
+                    worker.close()
+        self._record_timings(cand_rounds, base_rounds, cached)
+
+    def _candidate_round(self, candidate: Worker, rounds_left: int) -> tuple[SeedFeed, dict[str, Any]]:
+        """One round of the candidate's timed calls, with its share of the budget left."""
+        left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
+        if left <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
+        budget = min(left, self.timing_settings.budget_seconds) / rounds_left
         with self._phase("timing"):
-            candidate_seeds = SeedFeed()
-            timed = self._ask_candidate(
-                candidate, "timing the solution", self._message("time", None, None, budget),
-                candidate_seeds,
-            )
-            self._consider_answer(timed)
-            self._check_seed_accounting(timed["timing"], candidate_seeds)
-            # The check call's seed exists only now: whatever the candidate
-            # learnt or precomputed during timing cannot include its inputs.
-            self.seeds["check"] = secrets.randbits(62)
+            seeds = SeedFeed()
+            answer = self._ask_candidate(candidate, "timing the solution", self._message("time", None, None, budget), seeds)
+            self._consider_answer(answer)
+            self._check_seed_accounting(answer["timing"], seeds)
+        return seeds, answer["timing"]
+
+    def _check_timed_call(self, reference: Worker, candidate: Worker) -> None:
+        # The check call's seed exists only now: whatever the candidate learnt
+        # or precomputed during timing cannot include its inputs.
+        self.seeds["check"] = secrets.randbits(62)
+        with self._phase("timing"):
             comparison = self._compare_call(reference, candidate, "check", self.seeds["check"], "the checked call")
         if not comparison.ok:
             raise _Verdict(
                 "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
             )
-        self._check_timer(timed["timing"])
-        candidate.assert_quiet()
-        candidate.close()
-        with self._phase("baseline"):
-            eager = self._ask_reference(
-                reference,
-                "timing the eager reference",
-                self._message("time", None, None),
-                SeedFeed(replay=candidate_seeds.given),
-            )
-        ref_ms, cand_ms = eager["timing"]["median_ms"], timed["timing"]["median_ms"]
-        self._check_speed_of_light(cand_ms)
-        self.record["timing"] = timed["timing"]
-        self.record["baselines"]["eager"] = {"runtime_ms": ref_ms, "timing": eager["timing"]}
-        self.record["speedup"]["eager"] = ref_ms / cand_ms if cand_ms > 0 else None
+
+    def _replay_message(self, timed: dict[str, Any]) -> dict[str, Any]:
+        """A baseline's round: exactly the candidate's warm-up and timed calls, on its seeds."""
+        settings = replace(
+            self.timing_settings,
+            warmup_calls=int(timed["warmup_calls"]),
+            warmup_seconds=0.0,
+            min_calls=int(timed["count"]),
+            max_calls=int(timed["count"]),
+            target_rel_error=0.0,
+        )
+        return _call_message("time", None, None, settings, REFERENCE_TIMEOUT)
+
+    def _column_workers(self, columns: list[str]) -> dict[str, Worker]:
+        """A fresh reference worker per compiled column, loaded at the test size."""
+        workers: dict[str, Worker] = {}
+        try:
+            for column in columns:
+                if column == "eager":
+                    continue
+                worker = Worker(worker_env(self.device))
+                workers[column] = worker
+                load = load_message(self.problem, self.device, self.size, self.seeds["init"], self.dtype)
+                worker.send({**load, "role": "reference", "column": column})
+            for column, worker in workers.items():
+                self._ask_reference(worker, f"loading the problem for the {column} baseline")
+        except BaseException:
+            for worker in workers.values():
+                worker.close()
+            raise
+        return workers
+
+    def _environment(self) -> Environment:
+        return Environment(
+            device_name=self.record.get("device_name"),
+            driver=driver_version() if self.device.startswith("cuda") else None,
+            versions=self.record.get("versions", {}),
+            settings=self.record.get("settings", {}),
+            timing=asdict(self.timing_settings),
+        )
+
+    def _cached_columns(self) -> dict[str, CachedBaseline]:
+        """Compiled columns measured before under exactly this environment; the
+        entries found under another one are named in the verdict, never used."""
+        found: dict[str, CachedBaseline] = {}
+        if self.baseline_cache is None:
+            return found
+        with BaselineCache(self.baseline_cache) as cache:
+            for column in self.baselines:
+                if column == "eager":
+                    continue
+                hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, self._environment())
+                if hit:
+                    found[column] = hit
+                if not_used:
+                    self.record["baseline_notes"][column] = not_used
+        return found
+
+    def _record_timings(
+        self,
+        cand_rounds: list[dict[str, Any]],
+        base_rounds: dict[str, list[dict[str, Any]]],
+        cached: dict[str, CachedBaseline],
+    ) -> None:
+        candidate = pooled(cand_rounds)
+        self._check_timer(candidate.summary())
+        self._check_speed_of_light(candidate.median_ms)
+        self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
+        cand_samples = [r["samples_ms"] for r in cand_rounds]
+        eager = pooled(base_rounds["eager"])
+        environment = self._environment()
+        for column in self.baselines:
+            if column in cached:  # eager now over the candidate, times the column over eager as cached
+                entry = cached[column]
+                factor = entry.runtime_ms / entry.eager_ms
+                low, high = speedup_interval([r["samples_ms"] for r in base_rounds["eager"]], cand_samples)
+                self.record["baselines"][column] = {
+                    "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
+                    "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
+                }
+                self.record["speedup"][column] = eager.median_ms / candidate.median_ms * factor
+                self.record["speedup_interval"][column] = [low * factor, high * factor]
+                continue
+            measured = pooled(base_rounds[column])
+            low, high = speedup_interval([r["samples_ms"] for r in base_rounds[column]], cand_samples)
+            self.record["baselines"][column] = {
+                "runtime_ms": measured.median_ms,
+                "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
+                "source": "measured",
+            }
+            self.record["speedup"][column] = measured.median_ms / candidate.median_ms
+            self.record["speedup_interval"][column] = [low, high]
+            if column != "eager" and self.baseline_cache is not None:
+                self._store_baseline(column, measured, eager, environment)
+        for column, notes in self.record["baseline_notes"].items():
+            self.record["baselines"][column]["not_used"] = notes
+
+    def _store_baseline(self, column: str, measured: Timing, eager: Timing, environment: Environment) -> None:
+        entry = CachedBaseline(
+            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
+            problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
+            runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
+            environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        with BaselineCache(self.baseline_cache) as cache:
+            cache.put(entry)
 
     def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
         return _call_message(op, seed, path, self.timing_settings, budget_seconds)
@@ -503,8 +716,9 @@ class _Evaluation:
         correct = status == "correct"
         errors = [t for t in trials if t.max_abs_error is not None]
         timing = self.record.get("timing") if correct else None
-        baselines = self.record["baselines"] or {"eager": {"runtime_ms": None}}
-        speedup = self.record["speedup"] or {"eager": None}
+        unmeasured = {column: {"runtime_ms": None} for column in self.baselines}
+        baselines = self.record["baselines"] or unmeasured
+        speedup = self.record["speedup"] or dict.fromkeys(self.baselines)
         return Verdict(
             problem=self.problem.id,
             problem_path=str(self.problem.path),
@@ -518,8 +732,9 @@ class _Evaluation:
             correct=correct,
             reason=reason,
             runtime_ms=timing["median_ms"] if timing else None,
-            baselines=baselines if correct else {"eager": {"runtime_ms": None}},
-            speedup=speedup if correct else {"eager": None},
+            baselines=baselines if correct else unmeasured,
+            speedup=speedup if correct else dict.fromkeys(self.baselines),
+            speedup_interval=self.record["speedup_interval"] if correct else {},
             timing=timing,
             device_name=self.record.get("device_name"),
             trials=trials,

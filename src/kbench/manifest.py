@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+import kbench
 from kbench import state
 from kbench.timing import TimingSettings
 
@@ -56,7 +57,13 @@ ENVIRONMENT_FIELDS = (
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What defines a run; a resumed run must be given the same."""
+    """What defines a run; a resumed run must be given the same.
+
+    ``source`` is ``replay`` (``solutions`` is the directory of files) or the
+    provider that generates them (``openai``, ``anthropic``, ``command``:
+    ``solutions`` is then ``PROVIDER/MODEL``, and ``generation`` holds the
+    settings that shape what the model is asked: kbench.agent.AgentConfig).
+    """
 
     selection: tuple[str, ...]
     solutions: str
@@ -69,6 +76,9 @@ class RunConfig:
     solutions_sha256: str
     source: str = "replay"
     policy: str = "strict"
+    samples: int = 1
+    turns: int = 1
+    generation: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -137,14 +147,15 @@ class Manifest:
         }
 
 
-def capture(config: RunConfig) -> Manifest:
-    """The manifest of this process, now, for a run of ``config``."""
+def capture(config: RunConfig, generation: dict[str, Any] | None = None) -> Manifest:
+    """The manifest of this process, now, for a run of ``config`` (``generation``: how
+    the solutions are asked for, from kbench.agent, for a run that generates them)."""
     gpu = _nvidia_smi(config.device) if config.device.startswith("cuda") else {}
     return Manifest(
         config=config,
         captured_at=now(),
         command=tuple(sys.argv),
-        kbench_version=_package_version("kbench"),
+        kbench_version=kbench.__version__,  # also when run from a source tree (PYTHONPATH=src)
         git_revision=_git("rev-parse", "HEAD"),
         git_dirty=_git_dirty(),
         python=sys.version.split()[0],
@@ -161,14 +172,15 @@ def capture(config: RunConfig) -> Manifest:
         global_settings=dict(state.PINNED),
         timing_protocol=asdict(TimingSettings()),
         baseline_settings={column: baseline_settings(column) for column in config.baselines},
+        generation=generation,
     )
 
 
 def baseline_settings(column: str) -> dict[str, Any]:
-    """How a baseline column is measured (each further column will describe its own)."""
-    if column == "eager":
-        return {"kind": "eager", "timed_in": "reference worker, after the candidate's process is gone"}
-    return {"kind": column}
+    """How a baseline column is measured."""
+    from kbench.baselines import describe
+
+    return describe(column)
 
 
 def now() -> str:

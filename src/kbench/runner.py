@@ -1,8 +1,9 @@
 """Runs: every problem of a selection judged against the solutions a source provides.
 
-The replay source reads solutions that already exist as files (generation by
-models is another source and will plug into ``execute`` the same way). For a
-problem file ``<stem>.py`` it takes, in this order:
+The replay source reads solutions that already exist as files; sources that
+ask models for them (kbench.agent) plan their samples with ``plan_generated``
+and share ``open_run`` and ``judge_sample``. For a problem file ``<stem>.py``
+the replay source takes, in this order:
 
 - ``DIR/<stem>.py``;
 - every ``DIR/<stem>/*.py``, one sample each;
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from kbench import judge
+from kbench.baselines import COLUMNS
 from kbench.guard import DEFAULT_POLICY, check_policy
 from kbench.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.problem import Problem, ProblemError, load_problem
@@ -34,7 +36,8 @@ from kbench.suite import find_problem, suite_problems
 from kbench.verdict import Verdict
 
 # Baseline columns the judge measures today; the brief's torch.compile columns come with the judge's support.
-AVAILABLE_BASELINES = ("eager",)
+AVAILABLE_BASELINES = tuple(COLUMNS)  # eager and the torch.compile columns (kbench.baselines)
+DEFAULT_BASELINES = ("eager",)  # compiled columns cost a compilation each: asked for by name
 KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
 LEVEL_SELECTION = re.compile(r"level(\d+)")
 
@@ -152,6 +155,68 @@ def plan_replay(problems: list[Problem], directory: Path) -> Plan:
     return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)))
 
 
+def plan_generated(problems: list[Problem], samples: int, origin: str) -> Plan:
+    """``samples`` samples of each problem, to be asked of a model (``origin``: PROVIDER/MODEL).
+    Their sources are empty until a sample is finished (Store.finish_sample)."""
+    if samples < 1:
+        raise RunError(f"--samples {samples}: at least 1")
+    return Plan(
+        problems=problems,
+        samples=[
+            SampleRecord(problem_id=p.id, index=i, name=f"sample_{i}", origin=origin, sha256="", source="")
+            for p in problems
+            for i in range(samples)
+        ],
+    )
+
+
+def _check_baselines(baselines: Sequence[str]) -> None:
+    unknown = sorted(set(baselines) - set(AVAILABLE_BASELINES))
+    if unknown:
+        raise RunError(
+            f"unknown baseline {', '.join(unknown)} (available: {', '.join(AVAILABLE_BASELINES)})"
+        )
+
+
+def generated_config(
+    plan: Plan,
+    *,
+    selection: Sequence[str],
+    model: str,
+    source: str,
+    samples: int,
+    turns: int,
+    generation: dict,
+    device: str,
+    size: str,
+    trials: int,
+    timeout: float,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
+    policy: str = DEFAULT_POLICY,
+) -> RunConfig:
+    """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
+    ``generation``: kbench.agent's settings, plain JSON values)."""
+    _check_baselines(baselines)
+    if turns < 1:
+        raise RunError(f"--turns {turns}: at least 1")
+    return RunConfig(
+        selection=normalise_selection(selection),
+        solutions=model,
+        device=device,
+        size=size,
+        trials=trials,
+        timeout=timeout,
+        baselines=tuple(baselines),
+        policy=check_policy(policy),
+        suite_sha256=sha256_lines([f"{p.id}\0{p.sha256}" for p in plan.problems]),
+        solutions_sha256="",
+        source=source,
+        samples=samples,
+        turns=turns,
+        generation=generation,
+    )
+
+
 def run_config(
     plan: Plan,
     *,
@@ -161,15 +226,10 @@ def run_config(
     size: str,
     trials: int,
     timeout: float,
-    baselines: Sequence[str] = AVAILABLE_BASELINES,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
     policy: str = DEFAULT_POLICY,
 ) -> RunConfig:
-    unknown = sorted(set(baselines) - set(AVAILABLE_BASELINES))
-    if unknown:
-        raise RunError(
-            f"baseline {', '.join(unknown)} is not measured by the judge yet "
-            f"(available: {', '.join(AVAILABLE_BASELINES)})"
-        )
+    _check_baselines(baselines)
     return RunConfig(
         selection=normalise_selection(selection),
         solutions=str(solutions.resolve()),
@@ -197,18 +257,7 @@ def execute(
     """Evaluate what run ``name`` has not finished (all of it, for a new run); the
     records made in this session. Raises RunError when the run exists with
     another config; KeyboardInterrupt leaves every finished verdict stored."""
-    existing = store.run(name)
-    if existing is not None and (differences := existing.config.differences(config)):
-        described = "; ".join(_describe_change(key, old, new) for key, (old, new) in differences.items())
-        raise RunError(f"run {name!r} exists with other settings ({described}); choose a new run name")
-    manifest = manifest or capture(config)
-    if existing is None:
-        problems = [_problem_record(problem, position) for position, problem in enumerate(plan.problems)]
-        store.create_run(RunRecord(name, now(), config), problems, plan.samples, manifest)
-        session = 1
-    else:
-        session = store.add_session(name, manifest)
-
+    session = open_run(store, name, config, plan, manifest)
     finished = {
         (e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES
     }
@@ -225,7 +274,7 @@ def execute(
     if listener:
         listener.started(len(finished) + len(todo), list(finished.values()))
     for problem, sample in todo:
-        record = _evaluate(evaluate, config, problem, sample, session)
+        record = judge_sample(evaluate, config, problem, sample, session)
         store.record(name, record)
         made.append(record)
         if listener:
@@ -233,14 +282,29 @@ def execute(
     return made
 
 
-def _evaluate(evaluate: Evaluate, config: RunConfig, problem: Problem, sample: SampleRecord, session: int) -> EvaluationRecord:
+def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: Manifest | None = None) -> int:
+    """Create run ``name`` or start a new session of it; the session's number. Raises
+    RunError when the run exists with another config."""
+    existing = store.run(name)
+    if existing is not None and (differences := existing.config.differences(config)):
+        described = "; ".join(_describe_change(key, old, new) for key, (old, new) in differences.items())
+        raise RunError(f"run {name!r} exists with other settings ({described}); choose a new run name")
+    manifest = manifest or capture(config)
+    if existing is None:
+        problems = [_problem_record(problem, position) for position, problem in enumerate(plan.problems)]
+        store.create_run(RunRecord(name, now(), config), problems, plan.samples, manifest)
+        return 1
+    return store.add_session(name, manifest)
+
+
+def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample: SampleRecord, session: int) -> EvaluationRecord:
     """One verdict as a record; a failure that is not the candidate's is recorded as such, to be retried."""
     started = now()
     solution = Solution(source=sample.source, path=Path(sample.origin))
     try:
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
-            policy=config.policy,
+            policy=config.policy, baselines=config.baselines,
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)
@@ -260,6 +324,9 @@ def _describe_change(key: str, old: object, new: object) -> str:
         return "the problem files differ from the run's"
     if key == "solutions_sha256":
         return "the solution files differ from the run's"
+    if key == "generation" and isinstance(old, dict) and isinstance(new, dict):
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        return "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in changed)
     return f"{key}: stored {old!r}, now {new!r}"
 
 

@@ -192,9 +192,24 @@ class Worker:
             return WorkerLost("died", f"the process was killed by signal {name} while {what}")
         return WorkerLost("died", f"the process exited with code {code} while {what}")
 
+    def pause(self) -> None:
+        """Stop every process and thread of the worker (SIGSTOP to its group): while a
+        baseline is timed, nothing a candidate left behind can compete with it."""
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_group(signal.SIGCONT)
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self.process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def close(self, grace_seconds: float = 2.0) -> None:
         """Ask the worker to exit, then kill its whole process group regardless."""
         if self.process.poll() is None:
+            self.resume()  # a paused worker cannot hear the request to exit
             try:
                 os.write(self._cmd_write, b'{"op": "exit"}\n')
                 self.process.wait(timeout=grace_seconds)

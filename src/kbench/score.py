@@ -8,17 +8,21 @@ at random succeeds (fast_p@1); fast_p@k uses the unbiased estimator of Chen et
 al. (2021). Intervals are percentile bootstraps over problems (the unit that
 was sampled from the space of possible problems), deterministic given a seed.
 docs/runs.md gives the formulas.
+
+A generated run with refinement turns is also scored by turn: the outcome of
+a sample after turn t is its best judged turn so far (``best_turn``), as an
+agent that keeps its best-judged solution would answer (docs/agent.md).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from kbench.store import RunData
+from kbench.store import RETRIED_STATUSES, RunData, TurnRecord
 
 P_VALUES = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 K_VALUES = (1, 2, 5, 10, 20, 50, 100)
@@ -183,6 +187,78 @@ def outcomes(data: RunData) -> list[ProblemOutcome]:
             )
         result.append(ProblemOutcome(problem.problem_id, problem.level, problem.sha256, tuple(samples), has_solution))
     return result
+
+
+def best_turn(turns: Sequence[TurnRecord], column: str | None) -> TurnRecord:
+    """The turn that stands for a sample after ``turns``: the correct one with the highest
+    speedup over ``column`` (the earliest among equals); with none correct, the last."""
+    correct = [t for t in turns if t.status == "correct"]
+    if not correct:
+        return max(turns, key=lambda t: t.turn)
+
+    def rank(t: TurnRecord) -> tuple[float, int]:
+        speedup = t.speedup.get(column) if column else None
+        return (speedup if speedup is not None else -math.inf, -t.turn)
+
+    return max(correct, key=rank)
+
+
+def turn_outcome(turns: Sequence[TurnRecord], turn: int, column: str | None) -> SampleOutcome:
+    """A sample's outcome after ``turn``: its best turn so far once turns 1..turn are all
+    judged; a status to retry if one of them has one; pending otherwise."""
+    upto = [t for t in turns if t.turn <= turn]
+    retried = [t for t in upto if t.status in RETRIED_STATUSES]
+    if retried:
+        return SampleOutcome(retried[0].status, {})
+    final = {t.turn: t for t in upto if t.final}
+    if any(n not in final for n in range(1, turn + 1)):
+        return SampleOutcome(PENDING, {})
+    best = best_turn(list(final.values()), column)
+    return SampleOutcome(best.status, dict(best.speedup))  # type: ignore[arg-type]
+
+
+def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
+    """For a run with refinement turns: turn t -> every problem with its samples' outcomes
+    after turn t (empty for replayed files)."""
+    if not data.turns:
+        return {}
+    config = data.run.config
+    column = config.baselines[0] if config.baselines else None
+    by_sample: dict[tuple[str, int], list[TurnRecord]] = {}
+    for record in data.turns:
+        by_sample.setdefault((record.problem_id, record.sample_index), []).append(record)
+    indexes: dict[str, list[int]] = {}
+    for sample in data.samples:
+        indexes.setdefault(sample.problem_id, []).append(sample.index)
+    result: dict[int, list[ProblemOutcome]] = {}
+    for turn in range(1, max(config.turns, max(t.turn for t in data.turns)) + 1):
+        result[turn] = [
+            ProblemOutcome(
+                problem.problem_id,
+                problem.level,
+                problem.sha256,
+                tuple(turn_outcome(by_sample.get((problem.problem_id, i), []), turn, column)
+                      for i in indexes.get(problem.problem_id, [0])),
+                problem.problem_id in indexes,
+            )
+            for problem in data.problems
+        ]
+    return result
+
+
+def score_by_turn(
+    data: RunData,
+    columns: tuple[str, ...],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> dict[int, Score]:
+    """The scores of a run after each refinement turn (fast_p at turn t)."""
+    return {
+        turn: score(problems, columns, resamples=resamples, seed=seed, confidence=confidence)
+        for turn, problems in outcomes_by_turn(data).items()
+    }
 
 
 def columns_of(data: RunData) -> tuple[str, ...]:

@@ -10,6 +10,12 @@ written by a newer kbench is refused rather than misread.
 Records read back are dataclasses. A verdict is kept whole as the JSON the
 judge wrote (``EvaluationRecord.verdict``) so that no field of it is lost when
 the ``Verdict`` class changes; the fields the scores need are also columns.
+
+Schema 2 adds what runs that ask models for solutions need (docs/agent.md):
+the ``turns`` table holds every turn of every sample (the prompt, the reply,
+the solution taken from it, tokens and cost, and the verdict on it), and
+``evaluations.turn`` says which turn a sample's outcome is. Runs from replayed
+files leave both empty, exactly as schema 1 stored them.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from kbench.verdict import STATUSES, Verdict
 
 DEFAULT_PATH = "kbench.db"
 APPLICATION_ID = 0x6B62656E  # "kben": marks the file as a kbench store
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 60
 
 # Statuses a run records beyond the judge's own.
@@ -35,9 +41,11 @@ RUN_STATUSES = {
     "missing": "the source had no solution for this problem",
     "problem_error": "the problem's own reference failed (not the candidate's fault)",
     "infra_error": "the evaluation could not be carried out (a fault of the machine or the harness)",
+    "no_code": "the model's reply held no usable solution (no code block, or none defining ModelNew)",
+    "generation_error": "the request to the model failed (timeouts, rate limits or server errors past the retries)",
 }
-# Not a verdict on the candidate: evaluated again when the run resumes.
-RETRIED_STATUSES = frozenset({"problem_error", "infra_error"})
+# Not a verdict on the candidate: evaluated (or asked) again when the run resumes.
+RETRIED_STATUSES = frozenset({"problem_error", "infra_error", "generation_error"})
 
 # MIGRATIONS[v] turns a store of schema v - 1 into one of schema v: statements separated
 # by semicolons (never one inside a statement).
@@ -103,6 +111,36 @@ MIGRATIONS: dict[int, str] = {
         FOREIGN KEY (run, problem_id, sample_index) REFERENCES evaluations(run, problem_id, sample_index)
     );
     """,
+    2: """
+    CREATE TABLE turns (
+        run TEXT NOT NULL,
+        problem_id TEXT NOT NULL,
+        sample_index INTEGER NOT NULL,
+        turn INTEGER NOT NULL,
+        session INTEGER NOT NULL,
+        prompt TEXT NOT NULL,
+        prompt_record TEXT NOT NULL,
+        reply TEXT,
+        extraction TEXT,
+        source TEXT,
+        sha256 TEXT,
+        generation TEXT NOT NULL,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost_usd REAL,
+        generated_at TEXT NOT NULL,
+        status TEXT,
+        correct INTEGER NOT NULL DEFAULT 0,
+        reason TEXT NOT NULL DEFAULT '',
+        runtime_ms REAL,
+        speedup TEXT NOT NULL DEFAULT '{}',
+        verdict TEXT,
+        evaluated_at TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (run, problem_id, sample_index, turn),
+        FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id)
+    );
+    ALTER TABLE evaluations ADD COLUMN turn INTEGER
+    """,
 }
 
 
@@ -165,6 +203,7 @@ class EvaluationRecord:
     session: int = 1
     started_at: str = ""
     finished_at: str = ""
+    turn: int | None = None  # for a generated sample: the turn its outcome is (None for replayed files)
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
@@ -180,6 +219,7 @@ class EvaluationRecord:
         session: int = 1,
         started_at: str = "",
         finished_at: str = "",
+        turn: int | None = None,
     ) -> "EvaluationRecord":
         return cls(
             problem_id=problem_id,
@@ -194,18 +234,66 @@ class EvaluationRecord:
             session=session,
             started_at=started_at,
             finished_at=finished_at,
+            turn=turn,
         )
 
 
 @dataclass(frozen=True)
+class TurnRecord:
+    """One turn of a generated sample: what was asked, what came back, and the verdict on it.
+
+    Written when the reply arrives (``status`` None: not judged yet) and again with
+    the verdict, so a resumed run judges a stored reply without asking the model
+    again. ``status`` is a judge status, ``no_code`` (nothing usable in the reply;
+    ``reason`` says why), or one of the ``RETRIED_STATUSES`` (``generation_error``:
+    the request failed, ``reply`` is None, and a resumption asks again).
+    """
+
+    problem_id: str
+    sample_index: int
+    turn: int
+    session: int
+    prompt: str
+    prompt_record: dict[str, Any]
+    reply: str | None
+    extraction: dict[str, Any] | None
+    source: str | None
+    sha256: str | None
+    generation: dict[str, Any]
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    generated_at: str = ""
+    status: str | None = None
+    correct: bool = False
+    reason: str = ""
+    runtime_ms: float | None = None
+    speedup: dict[str, float | None] = field(default_factory=dict)
+    verdict: dict[str, Any] | None = None
+    evaluated_at: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status is not None and self.status not in RUN_STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+
+    @property
+    def final(self) -> bool:
+        """Judged for good (not waiting for a verdict, and not to be retried)."""
+        return self.status is not None and self.status not in RETRIED_STATUSES
+
+
+@dataclass(frozen=True)
 class RunData:
-    """Everything the store holds about one run."""
+    """Everything the store holds about one run. For a generated run, ``samples`` and
+    ``evaluations`` hold each sample's outcome (the turn named by ``EvaluationRecord.turn``)
+    and ``turns`` every turn; for replayed files ``turns`` is empty."""
 
     run: RunRecord
     sessions: list[SessionRecord]
     problems: list[ProblemRecord]
     samples: list[SampleRecord]
     evaluations: list[EvaluationRecord]
+    turns: list[TurnRecord] = field(default_factory=list)
 
 
 class Store:
@@ -316,43 +404,87 @@ class Store:
     def record(self, run_name: str, evaluation: EvaluationRecord) -> None:
         """Commit one evaluation now. A finished one is never replaced; only one of
         the ``RETRIED_STATUSES`` is, by its retry."""
-        e = evaluation
+        with self.db:
+            self._insert_evaluation(run_name, evaluation)
+
+    def finish_sample(self, run_name: str, sample: SampleRecord, evaluation: EvaluationRecord) -> None:
+        """A generated sample's outcome: the solution of its chosen turn into ``samples``
+        and the verdict into ``evaluations``, in one transaction."""
+        with self.db:
+            updated = self.db.execute(
+                "UPDATE samples SET name = ?, origin = ?, sha256 = ?, source = ? "
+                "WHERE run = ? AND problem_id = ? AND sample_index = ?",
+                (sample.name, sample.origin, sample.sha256, sample.source, run_name, sample.problem_id, sample.index),
+            ).rowcount
+            if not updated:
+                raise StoreError(f"run {run_name!r} has no sample {sample.index} of {sample.problem_id}")
+            self._insert_evaluation(run_name, evaluation)
+
+    def record_turn(self, run_name: str, turn: TurnRecord) -> None:
+        """Commit one turn now (its reply, then again with its verdict). A turn judged for
+        good is never replaced."""
+        t = turn
         with self.db:
             replaced = self.db.execute(
-                "SELECT status FROM evaluations WHERE run = ? AND problem_id = ? AND sample_index = ?",
-                (run_name, e.problem_id, e.sample_index),
+                "SELECT status FROM turns WHERE run = ? AND problem_id = ? AND sample_index = ? AND turn = ?",
+                (run_name, t.problem_id, t.sample_index, t.turn),
             ).fetchone()
-            if replaced is not None:
-                if replaced[0] not in RETRIED_STATUSES:
-                    raise StoreError(
-                        f"run {run_name!r}: {e.problem_id} sample {e.sample_index} is already evaluated"
-                    )
-                self._delete_evaluation(run_name, e.problem_id, e.sample_index)
+            if replaced is not None and replaced[0] is not None and replaced[0] not in RETRIED_STATUSES:
+                raise StoreError(
+                    f"run {run_name!r}: {t.problem_id} sample {t.sample_index} turn {t.turn} is already judged"
+                )
             self.db.execute(
-                "INSERT INTO evaluations (run, problem_id, sample_index, session, status, correct, reason, "
-                "runtime_ms, started_at, finished_at, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO turns (run, problem_id, sample_index, turn, session, prompt, prompt_record, "
+                "reply, extraction, source, sha256, generation, input_tokens, output_tokens, cost_usd, generated_at, "
+                "status, correct, reason, runtime_ms, speedup, verdict, evaluated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run_name,
-                    e.problem_id,
-                    e.sample_index,
-                    e.session,
-                    e.status,
-                    int(e.correct),
-                    e.reason,
-                    e.runtime_ms,
-                    e.started_at,
-                    e.finished_at,
-                    None if e.verdict is None else _dumps(e.verdict),
+                    run_name, t.problem_id, t.sample_index, t.turn, t.session, t.prompt, _dumps(t.prompt_record),
+                    t.reply, None if t.extraction is None else _dumps(t.extraction), t.source, t.sha256,
+                    _dumps(t.generation), t.input_tokens, t.output_tokens, t.cost_usd, t.generated_at,
+                    t.status, int(t.correct), t.reason, t.runtime_ms, _dumps(t.speedup),
+                    None if t.verdict is None else _dumps(t.verdict), t.evaluated_at,
                 ),
             )
-            self.db.executemany(
-                "INSERT INTO baselines (run, problem_id, sample_index, baseline, runtime_ms, speedup) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (run_name, e.problem_id, e.sample_index, column, e.baselines.get(column), e.speedup.get(column))
-                    for column in sorted(set(e.baselines) | set(e.speedup))
-                ],
-            )
+
+    def _insert_evaluation(self, run_name: str, evaluation: EvaluationRecord) -> None:
+        e = evaluation
+        replaced = self.db.execute(
+            "SELECT status FROM evaluations WHERE run = ? AND problem_id = ? AND sample_index = ?",
+            (run_name, e.problem_id, e.sample_index),
+        ).fetchone()
+        if replaced is not None:
+            if replaced[0] not in RETRIED_STATUSES:
+                raise StoreError(
+                    f"run {run_name!r}: {e.problem_id} sample {e.sample_index} is already evaluated"
+                )
+            self._delete_evaluation(run_name, e.problem_id, e.sample_index)
+        self.db.execute(
+            "INSERT INTO evaluations (run, problem_id, sample_index, session, status, correct, reason, "
+            "runtime_ms, started_at, finished_at, verdict, turn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_name,
+                e.problem_id,
+                e.sample_index,
+                e.session,
+                e.status,
+                int(e.correct),
+                e.reason,
+                e.runtime_ms,
+                e.started_at,
+                e.finished_at,
+                None if e.verdict is None else _dumps(e.verdict),
+                e.turn,
+            ),
+        )
+        self.db.executemany(
+            "INSERT INTO baselines (run, problem_id, sample_index, baseline, runtime_ms, speedup) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (run_name, e.problem_id, e.sample_index, column, e.baselines.get(column), e.speedup.get(column))
+                for column in sorted(set(e.baselines) | set(e.speedup))
+            ],
+        )
 
     def _delete_evaluation(self, run_name: str, problem_id: str, sample_index: int) -> None:
         for table in ("baselines", "evaluations"):
@@ -404,13 +536,13 @@ class Store:
             baselines[baseline], speedups[baseline] = runtime_ms, speedup
         rows = self.db.execute(
             "SELECT e.problem_id, e.sample_index, e.status, e.correct, e.reason, e.runtime_ms, e.verdict, "
-            "e.session, e.started_at, e.finished_at FROM evaluations e "
+            "e.session, e.started_at, e.finished_at, e.turn FROM evaluations e "
             "JOIN problems p ON p.run = e.run AND p.problem_id = e.problem_id "
             "WHERE e.run = ? ORDER BY p.position, e.sample_index",
             (run_name,),
         )
         records = []
-        for problem_id, index, status, correct, reason, runtime_ms, verdict, session, started, finished in rows:
+        for problem_id, index, status, correct, reason, runtime_ms, verdict, session, started, finished, turn in rows:
             baselines, speedups = columns.get((problem_id, index), ({}, {}))
             records.append(
                 EvaluationRecord(
@@ -426,6 +558,49 @@ class Store:
                     session=session,
                     started_at=started,
                     finished_at=finished,
+                    turn=turn,
+                )
+            )
+        return records
+
+    def turns(self, run_name: str) -> list[TurnRecord]:
+        rows = self.db.execute(
+            "SELECT t.problem_id, t.sample_index, t.turn, t.session, t.prompt, t.prompt_record, t.reply, "
+            "t.extraction, t.source, t.sha256, t.generation, t.input_tokens, t.output_tokens, t.cost_usd, "
+            "t.generated_at, t.status, t.correct, t.reason, t.runtime_ms, t.speedup, t.verdict, t.evaluated_at "
+            "FROM turns t JOIN problems p ON p.run = t.run AND p.problem_id = t.problem_id "
+            "WHERE t.run = ? ORDER BY p.position, t.sample_index, t.turn",
+            (run_name,),
+        )
+        records = []
+        for row in rows:
+            (problem_id, index, turn, session, prompt, prompt_record, reply, extraction, source, sha256, generation,
+             input_tokens, output_tokens, cost_usd, generated_at, status, correct, reason, runtime_ms, speedup,
+             verdict, evaluated_at) = row
+            records.append(
+                TurnRecord(
+                    problem_id=problem_id,
+                    sample_index=index,
+                    turn=turn,
+                    session=session,
+                    prompt=prompt,
+                    prompt_record=json.loads(prompt_record),
+                    reply=reply,
+                    extraction=None if extraction is None else json.loads(extraction),
+                    source=source,
+                    sha256=sha256,
+                    generation=json.loads(generation),
+                    input_tokens=input_tokens,
+                    output_tokens=output_tokens,
+                    cost_usd=cost_usd,
+                    generated_at=generated_at,
+                    status=status,
+                    correct=bool(correct),
+                    reason=reason,
+                    runtime_ms=runtime_ms,
+                    speedup=json.loads(speedup),
+                    verdict=None if verdict is None else json.loads(verdict),
+                    evaluated_at=evaluated_at,
                 )
             )
         return records
@@ -441,6 +616,7 @@ class Store:
             problems=self.problems(run_name),
             samples=self.samples(run_name),
             evaluations=self.evaluations(run_name),
+            turns=self.turns(run_name),
         )
 
 

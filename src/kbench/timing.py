@@ -44,7 +44,8 @@ class TimingSettings:
     min_calls: int = 10
     max_calls: int = 1000
     target_rel_error: float = 0.005
-    budget_seconds: float = 5.0
+    budget_seconds: float = 5.0  # for the candidate's calls, over all rounds
+    rounds: int = 3  # candidate and baselines alternate this many times (docs/timing.md)
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,76 @@ class Timing:
     warmup_calls: int
     stop_reason: str
     settings: dict[str, Any] = field(default_factory=dict)
+    samples_ms: list[float] = field(default_factory=list)
+    host_samples_ms: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def summary(self) -> dict[str, Any]:
+        """The distribution without its raw samples (what verdicts keep)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("samples_ms", "host_samples_ms")}
+
+
+def summarize(
+    clock: str,
+    samples: list[float],
+    host_samples: list[float],
+    warmup_calls: int,
+    stop_reason: str,
+    settings: dict[str, Any],
+) -> Timing:
+    ordered = sorted(samples)
+    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
+    return Timing(
+        clock=clock,
+        median_ms=statistics.median(ordered),
+        mean_ms=statistics.fmean(ordered),
+        stdev_ms=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        min_ms=ordered[0],
+        max_ms=ordered[-1],
+        p25_ms=quartiles[0],
+        p75_ms=quartiles[2],
+        count=len(ordered),
+        rel_error=_finite_or_none(median_rel_error(ordered)),
+        host_median_ms=statistics.median(host_samples),
+        warmup_calls=warmup_calls,
+        stop_reason=stop_reason,
+        settings=settings,
+        samples_ms=list(samples),
+        host_samples_ms=list(host_samples),
+    )
+
+
+def pooled(rounds: list[dict[str, Any]]) -> Timing:
+    """One distribution from the calls of every round (each a ``Timing.to_dict()``)."""
+    return summarize(
+        rounds[0]["clock"],
+        [x for r in rounds for x in r["samples_ms"]],
+        [x for r in rounds for x in r["host_samples_ms"]],
+        sum(r["warmup_calls"] for r in rounds),
+        f"{len(rounds)} rounds",
+        rounds[0]["settings"],
+    )
+
+
+def speedup_interval(
+    baseline_rounds: list[list[float]], candidate_rounds: list[list[float]], reps: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """95% interval of median(baseline) / median(candidate) over the pooled calls.
+
+    Bootstrap stratified by round: each replicate redraws every round's calls
+    from that round, so the drift between rounds stays in the replicate as it
+    was measured, and the interval reflects the noise within rounds.
+    """
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(reps):
+        base = [x for r in baseline_rounds for x in rng.choices(r, k=len(r))]
+        cand = [x for r in candidate_rounds for x in rng.choices(r, k=len(r))]
+        ratios.append(statistics.median(base) / statistics.median(cand))
+    ratios.sort()
+    return ratios[int(0.025 * reps)], ratios[int(0.975 * reps) - 1]
 
 
 def median_rel_error(samples: list[float]) -> float:
@@ -209,24 +277,7 @@ def measure(
                 stop_reason = "budget"
                 break
 
-    ordered = sorted(samples)
-    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
-    return Timing(
-        clock=clock.name,
-        median_ms=statistics.median(ordered),
-        mean_ms=statistics.fmean(ordered),
-        stdev_ms=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
-        min_ms=ordered[0],
-        max_ms=ordered[-1],
-        p25_ms=quartiles[0],
-        p75_ms=quartiles[2],
-        count=len(ordered),
-        rel_error=_finite_or_none(median_rel_error(ordered)),
-        host_median_ms=statistics.median(host_samples),
-        warmup_calls=warmup_calls,
-        stop_reason=stop_reason,
-        settings=asdict(settings),
-    )
+    return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings))
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -46,6 +46,7 @@ class Verdict:
     runtime_ms: float | None = None
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     speedup: dict[str, float | None] = field(default_factory=dict)
+    speedup_interval: dict[str, list[float]] = field(default_factory=dict)  # 95%, per column (docs/timing.md)
     timing: dict[str, Any] | None = None
     device_name: str | None = None
     trials: list[Trial] = field(default_factory=list)

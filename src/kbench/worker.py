@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from kbench import state, timing
+from kbench import baselines, state, timing
 from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
 from kbench.problem import Problem, import_problem
@@ -98,6 +98,8 @@ class Session:
         self.problem: Problem | None = None
         self.model_class: Any = None
         self.dtype: torch.dtype | None = None
+        self.column: str | None = None
+        self.timed: Any = None
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -111,6 +113,7 @@ class Session:
             self.problem_module = import_problem(self.problem, msg["size"])
             self.model_class = self.problem_module.Model
         self.dtype = _dtype(msg.get("dtype", "float32"))
+        self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
             self.model_class = _import_solution(Path(msg["solution_path"]))
@@ -146,6 +149,8 @@ class Session:
             if self.dtype is not None:
                 self.model = self.model.to(self.dtype)
             self._sync()
+        # What ``time`` times: the model itself, or a baseline column's compiled form of it.
+        self.timed = baselines.prepare(self.model, self.column) if self.column else self.model
 
     def build(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Only import the solution: compiles what it compiles (into the shared
@@ -194,7 +199,7 @@ class Session:
         settings = timing.TimingSettings(**msg["settings"])
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
-            measured = timing.measure(self.model, fresh, self.device, settings, deadline)
+            measured = timing.measure(self.timed, fresh, self.device, settings, deadline)
         findings = self.guard.state_findings() if self.guard else []
         return {"ok": True, "timing": measured.to_dict(), "findings": self._findings(findings)}
 

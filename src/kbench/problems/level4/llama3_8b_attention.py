@@ -1,0 +1,85 @@
+"""Llama-3-8B self-attention (transformers LlamaAttention): hidden 4096, 32 query heads, 8 KV heads (GQA), head 128, RoPE theta 500000, causal, output projection."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 4
+KBENCH_NAME = "Llama-3-8B attention"
+KBENCH_REQUIRES = ("transformers",)
+KBENCH_DTYPES = ("float32", "bfloat16")
+# bfloat16: the reference's own error against float64 reaches about 0.017 x (1 + |output|); the tolerance
+# leaves room for a correct kernel that rounds differently.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.03, "rtol": 0.03}}
+KBENCH_SMALL = {"batch_size": 2, "seq_len": 32, "hidden_size": 64, "num_heads": 4, "num_kv_heads": 2}
+
+batch_size = 2
+seq_len = 2048
+hidden_size = 4096
+num_heads = 32
+num_kv_heads = 8
+
+
+def _init_weights(module):
+    """Projections N(0, 1/fan_in), so each keeps the scale of its input (queries and keys
+    sqrt(2) larger: attention scores of std about 2)."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            gain = 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else 1.0
+            p.normal_(0.0, (gain / p.shape[1]) ** 0.5)
+
+
+class Model(nn.Module):
+    def __init__(self, hidden_size, num_heads, num_kv_heads):
+        super().__init__()
+        from transformers import LlamaConfig
+        from transformers.models.llama import modeling_llama
+
+        config = LlamaConfig(
+            hidden_size=hidden_size,
+            num_attention_heads=num_heads,
+            num_key_value_heads=num_kv_heads,
+            num_hidden_layers=1,
+            max_position_embeddings=8192,
+            rope_theta=500000.0,
+            attention_dropout=0.0,
+        )
+        config._attn_implementation = "sdpa"
+        # transformers < 4.48 has a separate SDPA class; later ones dispatch on the config.
+        attention = getattr(modeling_llama, "LlamaSdpaAttention", modeling_llama.LlamaAttention)
+        self.attn = attention(config, layer_idx=0)
+        _init_weights(self.attn)
+        # Outside the module tree, so that casting the model to bfloat16 leaves the
+        # rotary frequencies in float32, as transformers keeps them.
+        self._rotary = (modeling_llama.LlamaRotaryEmbedding(config=config),)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        rotary = self._rotary[0]
+        if rotary.inv_freq.device != hidden_states.device:
+            rotary.to(hidden_states.device)
+        position_ids = torch.arange(hidden_states.shape[1], device=hidden_states.device).unsqueeze(0)
+        cos, sin = rotary(hidden_states, position_ids)
+        out = self.attn(hidden_states=hidden_states, attention_mask=None, position_ids=position_ids, position_embeddings=(cos, sin))
+        return out[0] if isinstance(out, tuple) else out
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, hidden_size)]
+
+
+def get_init_inputs():
+    return [hidden_size, num_heads, num_kv_heads]
+
+
+def _params():
+    head_dim = hidden_size // num_heads
+    return 2 * hidden_size * (num_heads + num_kv_heads) * head_dim
+
+
+def kbench_flops():
+    head_dim = hidden_size // num_heads
+    pairs = batch_size * num_heads * seq_len * (seq_len + 1) // 2  # causal: the lower triangle
+    return 2 * batch_size * seq_len * _params() + 4 * pairs * head_dim
+
+
+def kbench_bytes():
+    return 4 * (_params() + 2 * batch_size * seq_len * hidden_size)
