@@ -22,7 +22,7 @@ from kbench.problem import ProblemError, resolve_size
 from kbench.solution import Solution, SolutionError
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0], rich_markup_mode=None)
 problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite.")
 app.add_typer(problems_app, name="problems")
 EXAMPLES_DIR = Path(__file__).parent / "examples"

@@ -1,0 +1,47 @@
+"""Additive attention pooling: scores v^T tanh(W x_t + b) per token, softmax over the tokens, then the attention-weighted sum of the tokens."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Linear + tanh + Linear + softmax + weighted sum"
+KBENCH_SMALL = {"batch_size": 4, "seq_len": 16, "features": 64, "attn_dim": 32}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 64
+seq_len = 512
+features = 1024
+attn_dim = 1024
+
+
+class Model(nn.Module):
+    def __init__(self, features: int, attn_dim: int):
+        super().__init__()
+        self.proj = nn.Linear(features, attn_dim)
+        self.score = nn.Linear(attn_dim, 1, bias=False)
+        with torch.no_grad():
+            self.score.weight.normal_(0.0, 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x: (batch, seq_len, features) -> (batch, features)
+        weights = torch.softmax(self.score(torch.tanh(self.proj(x))), dim=1)
+        return (weights * x).sum(dim=1)
+
+
+def get_inputs():
+    x = torch.randn(batch_size, seq_len, features)
+    x.add_(torch.randn(batch_size, 1, features))
+    return [x]
+
+
+def get_init_inputs():
+    return [features, attn_dim]
+
+
+def kbench_flops():
+    rows = batch_size * seq_len
+    return 2 * rows * attn_dim * features + 6 * rows * attn_dim + 2 * rows * features
+
+
+def kbench_bytes():
+    return 4 * (batch_size * seq_len * features + attn_dim * (features + 2) + batch_size * features)

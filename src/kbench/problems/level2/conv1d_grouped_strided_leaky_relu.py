@@ -1,0 +1,47 @@
+"""MelGAN discriminator layer: grouped 1-D convolution (width 41, stride 4, 16 groups), LeakyReLU(0.2)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Grouped Conv1d stride 4 + LeakyReLU"
+KBENCH_SMALL = {"batch_size": 2, "channels": 32, "seq_len": 512, "groups": 4}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 16
+channels = 256
+seq_len = 32768
+groups = 16
+kernel_size = 41
+stride = 4
+
+
+class Model(nn.Module):
+    def __init__(self, channels: int, kernel_size: int, stride: int, groups: int):
+        super().__init__()
+        self.conv = nn.Conv1d(
+            channels, channels, kernel_size, stride=stride, padding=kernel_size // 2, groups=groups
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.leaky_relu(self.conv(x), 0.2)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, seq_len)]
+
+
+def get_init_inputs():
+    return [channels, kernel_size, stride, groups]
+
+
+def kbench_flops():
+    frames = (seq_len + 2 * (kernel_size // 2) - kernel_size) // stride + 1
+    return batch_size * channels * frames * (2 * (channels // groups) * kernel_size + 3)
+
+
+def kbench_bytes():
+    frames = (seq_len + 2 * (kernel_size // 2) - kernel_size) // stride + 1
+    w = channels * ((channels // groups) * kernel_size + 1)
+    return 4 * (batch_size * channels * (seq_len + frames) + w)

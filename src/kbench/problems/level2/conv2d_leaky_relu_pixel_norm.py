@@ -1,0 +1,50 @@
+"""ProGAN generator layer: 3x3 convolution, LeakyReLU(0.2), pixelwise feature normalisation (divide by the root mean square over the channels)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Conv2d + LeakyReLU + pixel norm"
+KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
+KBENCH_DTYPES = ("float32", "bfloat16")
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+kernel_size = 3
+eps = 1e-08
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.leaky_relu(self.conv(x), 0.2)
+        return h * torch.rsqrt(h.pow(2).mean(dim=1, keepdim=True) + self.eps)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, eps]
+
+
+def kbench_flops():
+    outputs = batch_size * out_channels * height * width
+    return outputs * (2 * in_channels * kernel_size * kernel_size + 7)
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * height * width
+    w = out_channels * (in_channels * kernel_size * kernel_size + 1)
+    y = batch_size * out_channels * height * width
+    return 4 * (x + w + y)

@@ -1,0 +1,46 @@
+"""Feature extractor end: 3x3 convolution, ReLU, global average pooling to one value per channel (input planes have per-sample offsets)."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Conv2d + ReLU + global average pool"
+KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+kernel_size = 3
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x)).mean(dim=(2, 3))
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, height, width)
+    x.add_(torch.randn(batch_size, in_channels, 1, 1))
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+
+
+def kbench_flops():
+    outputs = batch_size * out_channels * height * width
+    return outputs * (2 * in_channels * kernel_size * kernel_size + 3)
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * height * width
+    w = out_channels * (in_channels * kernel_size * kernel_size + 1)
+    return 4 * (x + w + batch_size * out_channels)

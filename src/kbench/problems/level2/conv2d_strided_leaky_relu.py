@@ -1,0 +1,47 @@
+"""PatchGAN discriminator layer: 4x4 convolution with stride 2 and padding 1, then LeakyReLU(0.2)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Conv2d 4x4 stride 2 + LeakyReLU"
+KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+height = 256
+width = 256
+kernel_size = 4
+stride = 2
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.leaky_relu(self.conv(x), 0.2)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride]
+
+
+def kbench_flops():
+    outputs = batch_size * out_channels * (height // stride) * (width // stride)
+    return outputs * (2 * in_channels * kernel_size * kernel_size + 3)
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * height * width
+    w = out_channels * (in_channels * kernel_size * kernel_size + 1)
+    y = batch_size * out_channels * (height // stride) * (width // stride)
+    return 4 * (x + w + y)

@@ -1,0 +1,55 @@
+"""Video classifier feature end: 3x3x3 convolution, ReLU, global average pooling over time and space (input volumes have per-sample channel offsets)."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Conv3d + ReLU + global average pool"
+KBENCH_SMALL = {
+    "batch_size": 2,
+    "in_channels": 4,
+    "out_channels": 8,
+    "depth": 4,
+    "height": 8,
+    "width": 8,
+}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+depth = 8
+height = 28
+width = 28
+kernel_size = 3
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x)).mean(dim=(2, 3, 4))
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, depth, height, width)
+    x.add_(torch.randn(batch_size, in_channels, 1, 1, 1))
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+
+
+def kbench_flops():
+    outputs = batch_size * out_channels * depth * height * width
+    return outputs * (2 * in_channels * kernel_size**3 + 3)
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * depth * height * width
+    w = out_channels * (in_channels * kernel_size**3 + 1)
+    y = batch_size * out_channels * 1
+    return 4 * (x + w + y)

@@ -1,0 +1,59 @@
+"""Decoder upsampling block: transposed 4x4 convolution with stride 2, GroupNorm with 32 groups (random affine), SiLU."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "ConvTranspose2d + GroupNorm + SiLU"
+KBENCH_SMALL = {
+    "batch_size": 2,
+    "in_channels": 16,
+    "out_channels": 16,
+    "height": 8,
+    "width": 8,
+    "groups": 4,
+}
+KBENCH_DTYPES = ("float32", "bfloat16")
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+
+batch_size = 64
+in_channels = 256
+out_channels = 128
+height = 32
+width = 32
+groups = 32
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, groups: int):
+        super().__init__()
+        self.deconv = nn.ConvTranspose2d(in_channels, out_channels, 4, stride=2, padding=1)
+        self.norm = nn.GroupNorm(groups, out_channels)
+        with torch.no_grad():
+            self.norm.weight.normal_(1.0, 0.5)
+            self.norm.bias.normal_(0.0, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.silu(self.norm(self.deconv(x)))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, groups]
+
+
+def kbench_flops():
+    inputs = batch_size * in_channels * height * width
+    outputs = batch_size * out_channels * 4 * height * width
+    return 2 * inputs * out_channels * 16 + 15 * outputs
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * height * width
+    w = out_channels * (in_channels * 16 + 3)
+    y = batch_size * out_channels * 4 * height * width
+    return 4 * (x + w + y)

@@ -1,0 +1,54 @@
+"""3-D U-Net style decoder step: transposed 2x2x2 convolution with stride 2, plus the encoder skip connection, ReLU."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "ConvTranspose3d + skip add + ReLU"
+KBENCH_SMALL = {
+    "batch_size": 2,
+    "in_channels": 8,
+    "out_channels": 4,
+    "depth": 4,
+    "height": 4,
+    "width": 4,
+}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 16
+in_channels = 128
+out_channels = 64
+depth = 16
+height = 32
+width = 32
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(in_channels, out_channels, 2, stride=2)
+
+    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.up(x) + skip)
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, depth, height, width)
+    skip = torch.randn(batch_size, out_channels, 2 * depth, 2 * height, 2 * width)
+    return [x, skip]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]
+
+
+def kbench_flops():
+    outputs = batch_size * out_channels * 8 * depth * height * width
+    return outputs * (2 * in_channels + 3)
+
+
+def kbench_bytes():
+    x = batch_size * in_channels * depth * height * width
+    w = out_channels * (in_channels * 8 + 1)
+    y = batch_size * out_channels * 8 * depth * height * width
+    return 4 * (x + w + 2 * y)

@@ -1,0 +1,44 @@
+"""Matrix product with a weight (no built-in bias), a separate bias vector added, then ReLU."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Matmul + bias + ReLU"
+KBENCH_SMALL = {"batch_size": 32, "in_features": 64, "out_features": 128}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 4096
+in_features = 4096
+out_features = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(out_features) * 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x) + self.bias)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+
+
+def kbench_flops():
+    return 2 * batch_size * out_features * in_features + 2 * batch_size * out_features
+
+
+def kbench_bytes():
+    return 4 * (
+        batch_size * in_features
+        + out_features * in_features
+        + out_features
+        + batch_size * out_features
+    )

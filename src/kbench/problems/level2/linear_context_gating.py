@@ -1,0 +1,38 @@
+"""Context gating: the input multiplied elementwise by sigmoid(Linear(input))."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Linear + sigmoid + gating"
+KBENCH_SMALL = {"batch_size": 32, "features": 64}
+KBENCH_DTYPES = ("float32", "bfloat16")
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+
+batch_size = 4096
+features = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.sigmoid(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, features)]
+
+
+def get_init_inputs():
+    return [features]
+
+
+def kbench_flops():
+    return 2 * batch_size * features * features + 6 * batch_size * features
+
+
+def kbench_bytes():
+    return 4 * (2 * batch_size * features + features * (features + 1))

@@ -1,0 +1,45 @@
+"""Query projection with per-head RMSNorm (QK-norm): bias-free Linear, split into heads, RMSNorm over each head's dimension with a learned weight."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Linear + per-head RMSNorm"
+KBENCH_SMALL = {"tokens": 32, "hidden": 64, "heads": 4, "head_dim": 16}
+KBENCH_DTYPES = ("float32", "bfloat16")
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+
+tokens = 4096
+hidden = 4096
+heads = 32
+head_dim = 128
+eps = 1e-06
+
+
+class Model(nn.Module):
+    def __init__(self, hidden: int, heads: int, head_dim: int, eps: float):
+        super().__init__()
+        self.heads, self.head_dim, self.eps = heads, head_dim, eps
+        self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+        self.weight = nn.Parameter(torch.randn(head_dim) * 0.5 + 1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.q_proj(x).view(x.shape[0], self.heads, self.head_dim)
+        q = q * torch.rsqrt(q.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return q * self.weight
+
+
+def get_inputs():
+    return [torch.randn(tokens, hidden)]
+
+
+def get_init_inputs():
+    return [hidden, heads, head_dim, eps]
+
+
+def kbench_flops():
+    return 2 * tokens * heads * head_dim * hidden + 5 * tokens * heads * head_dim
+
+
+def kbench_bytes():
+    return 4 * (tokens * hidden + heads * head_dim * hidden + head_dim + tokens * heads * head_dim)

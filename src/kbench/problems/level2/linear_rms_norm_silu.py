@@ -1,0 +1,47 @@
+"""Bias-free Linear layer, RMSNorm over the output features (random weight), then SiLU."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Linear + RMSNorm + SiLU"
+KBENCH_SMALL = {"batch_size": 32, "in_features": 64, "out_features": 128}
+KBENCH_DTYPES = ("float32", "bfloat16")
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+
+batch_size = 4096
+in_features = 4096
+out_features = 4096
+eps = 1e-06
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.linear = nn.Linear(in_features, out_features, bias=False)
+        self.weight = nn.Parameter(torch.randn(out_features) * 0.5 + 1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.linear(x)
+        h = h * torch.rsqrt(h.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+        return F.silu(h)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, eps]
+
+
+def kbench_flops():
+    return 2 * batch_size * out_features * in_features + 10 * batch_size * out_features
+
+
+def kbench_bytes():
+    return 4 * (
+        batch_size * in_features + out_features * (in_features + 1) + batch_size * out_features
+    )

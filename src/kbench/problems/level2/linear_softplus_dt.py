@@ -1,0 +1,40 @@
+"""Selective-scan step sizes (Mamba's dt projection): low-rank Linear to the inner width, plus a per-channel bias, then softplus."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Linear + bias + softplus"
+KBENCH_SMALL = {"tokens": 64, "dt_rank": 16, "inner": 64}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+tokens = 32768
+dt_rank = 256
+inner = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, dt_rank: int, inner: int):
+        super().__init__()
+        self.proj = nn.Linear(dt_rank, inner, bias=False)
+        self.dt_bias = nn.Parameter(torch.randn(inner) - 1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.softplus(self.proj(x) + self.dt_bias)
+
+
+def get_inputs():
+    return [torch.randn(tokens, dt_rank)]
+
+
+def get_init_inputs():
+    return [dt_rank, inner]
+
+
+def kbench_flops():
+    return 2 * tokens * inner * dt_rank + 5 * tokens * inner
+
+
+def kbench_bytes():
+    return 4 * (tokens * dt_rank + inner * (dt_rank + 1) + tokens * inner)

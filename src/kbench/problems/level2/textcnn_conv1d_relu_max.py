@@ -1,0 +1,44 @@
+"""Text CNN feature: 1-D convolution (width 5) over word embeddings, ReLU, max over time."""
+
+import torch
+import torch.nn as nn
+
+KBENCH_LEVEL = 2
+KBENCH_NAME = "Conv1d + ReLU + max over time"
+KBENCH_SMALL = {"batch_size": 4, "embed_dim": 32, "filters": 32, "seq_len": 32}
+KBENCH_DTYPES = ("float32", "bfloat16")
+
+batch_size = 128
+embed_dim = 512
+filters = 512
+seq_len = 256
+kernel_size = 5
+
+
+class Model(nn.Module):
+    def __init__(self, embed_dim: int, filters: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.Conv1d(embed_dim, filters, kernel_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x: (batch, embed_dim, seq_len) -> (batch, filters)
+        return torch.relu(self.conv(x)).amax(dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, embed_dim, seq_len)]
+
+
+def get_init_inputs():
+    return [embed_dim, filters, kernel_size]
+
+
+def kbench_flops():
+    outputs = batch_size * filters * (seq_len - kernel_size + 1)
+    return outputs * (2 * embed_dim * kernel_size + 3)
+
+
+def kbench_bytes():
+    x = batch_size * embed_dim * seq_len
+    w = filters * (embed_dim * kernel_size + 1)
+    return 4 * (x + w + batch_size * filters)
