@@ -383,3 +383,15 @@ def test_the_guard_policy_is_part_of_the_run_and_reaches_the_judge(tmp_path):
     assert judge.policy == "lenient"
     with pytest.raises(ValueError, match="unknown policy"):
         start(Store(tmp_path / "q.db"), problems, solutions, judge, policy="lax")
+
+
+def test_problems_needing_a_missing_module_are_left_out_with_their_reason(tmp_path):
+    directory = problem_dir(tmp_path, ["p1", "p2"])
+    needs = directory / "p2.py"
+    needs.write_text('KBENCH_REQUIRES = ("kbench_no_such_module",)\n' + needs.read_text())
+    problems, skipped = runner.runnable(runner.select_problems([str(directory)]))
+    assert [p.id for p in problems] == ["level1/p1"]
+    assert skipped == {"level1/p2": "needs kbench_no_such_module"}
+    (directory / "p1.py").unlink()
+    with pytest.raises(runner.RunError, match="every selected problem is skipped"):
+        runner.runnable(runner.select_problems([str(directory)]))

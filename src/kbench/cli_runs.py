@@ -289,7 +289,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         price = price_for(spec.provider, spec.name, table)
     the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
                             price=price)
-    plan = runner.plan_generated(runner.select_problems(selection), samples, str(provider.spec))
+    plan = runner.plan_generated(_runnable(selection), samples, str(provider.spec))
     config = runner.generated_config(
         plan,
         selection=selection,
@@ -316,7 +316,7 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     device = resolve_device(device if device is not None else stored.device if stored else None)
     size = resolve_size(size or (stored.size if stored else "auto"), device)
-    plan = runner.plan_replay(runner.select_problems(selection), solutions_dir)
+    plan = runner.plan_replay(_runnable(selection), solutions_dir)
     config = runner.run_config(
         plan,
         selection=selection,
@@ -329,6 +329,18 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
         policy=policy or (stored.policy if stored else DEFAULT_POLICY),
     )
     return config, plan
+
+
+def _runnable(selection) -> list:
+    """The selected problems this Python can run; the others are named on stderr and left out."""
+    problems, skipped = runner.runnable(runner.select_problems(selection))
+    if skipped:
+        reasons = sorted(set(skipped.values()))
+        Console(stderr=True).print(
+            f"[yellow]skipped:[/yellow] {len(skipped)} problem(s) this Python cannot run ({'; '.join(reasons)}), "
+            f"e.g. {next(iter(skipped))}; for level 4: pip install 'kbench[level4]'", highlight=False, soft_wrap=True
+        )
+    return problems
 
 
 @contextmanager

@@ -118,6 +118,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
         "device": device,
         "init_seed": init_seed,
         "dtype": dtype,
+        "requires": list(problem.requires),
     }
 
 

@@ -29,7 +29,7 @@ from kbench import judge
 from kbench.baselines import COLUMNS
 from kbench.guard import DEFAULT_POLICY, check_policy
 from kbench.manifest import Manifest, RunConfig, capture, now, sha256_lines
-from kbench.problem import Problem, ProblemError, load_problem
+from kbench.problem import Problem, ProblemError, load_problem, missing_requirements
 from kbench.solution import Solution
 from kbench.store import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord, Store
 from kbench.suite import find_problem, suite_problems
@@ -107,6 +107,21 @@ def select_problems(selection: Sequence[str]) -> list[Problem]:
     if not chosen:
         raise RunError("the selection names no problems")
     return list(chosen.values())
+
+
+def runnable(problems: list[Problem]) -> tuple[list[Problem], dict[str, str]]:
+    """The problems this Python can run, and why each other one is skipped (a
+    module it requires is missing): they are left out of the run, not failed."""
+    keep, skipped = [], {}
+    for problem in problems:
+        missing = missing_requirements(problem)
+        if missing:
+            skipped[problem.id] = f"needs {', '.join(missing)}"
+        else:
+            keep.append(problem)
+    if not keep:
+        raise RunError(f"every selected problem is skipped: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
+    return keep, skipped
 
 
 def replay_files(problem: Problem, directory: Path) -> list[Path]:

@@ -124,7 +124,7 @@ class Session:
             "import_seconds": imported - started,
             "init_seconds": time.monotonic() - imported,
             "device_name": _device_name(self.device),
-            "versions": _versions(),
+            "versions": _versions(msg.get("requires", [])),
             "settings": pinned,
             "work": _work_counts(self.problem_module),
             "findings": self._findings(self.guard.state_findings() if self.guard else []),
@@ -340,17 +340,22 @@ def _device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
-def _versions() -> dict[str, str | None]:
-    try:
-        triton_version = importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        triton_version = None
+def _versions(requires: list[str]) -> dict[str, str | None]:
+    """Versions of what computes the reference: also of the modules the problem
+    requires (a transformers block's weights depend on the transformers version)."""
     return {
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "triton": triton_version,
+        **{name: _package_version(name) for name in ["triton", *requires]},
     }
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
