@@ -16,3 +16,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def serve():
+    """Start OpenAI-compatible model servers on loopback (tests/model_server.py); closed afterwards."""
+    from model_server import ModelServer
+
+    servers = []
+
+    def start(respond):
+        servers.append(ModelServer(respond))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()

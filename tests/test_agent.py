@@ -21,23 +21,10 @@ from kbench.store import Store, TurnRecord
 from kbench.timing import TimingSettings
 
 from conftest import SOLUTIONS
-from model_server import Answer, ModelServer, code_reply, fake_code
+from model_server import Answer, code_reply, fake_code
 from run_fixtures import FakeJudge, problem_dir
 
 SECRET = "sk-test-secret-never-stored"
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(respond):
-        servers.append(ModelServer(respond))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 @pytest.fixture

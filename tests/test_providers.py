@@ -20,23 +20,10 @@ from kbench.providers import (
     parse_model,
 )
 
-from model_server import Answer, ModelServer, code_reply, fake_code
+from model_server import Answer, code_reply, fake_code
 
 REQUEST = Request("Write ModelNew.", "level1/p1", "# the problem\n", 0, 1)
 JUDGE = JudgeSettings(device="cpu", size="small", trials=2, timeout=60.0, policy="strict")
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(respond):
-        servers.append(ModelServer(respond))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 @pytest.fixture(autouse=True)

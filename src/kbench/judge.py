@@ -458,6 +458,8 @@ class _Evaluation:
                     candidate.close()
                 else:
                     candidate.pause()
+                # A compiled column compiles (max-autotune: minutes) in its first round.
+                self.reference_deadline = max(self.reference_deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 with self._phase("baseline"):
                     for column, worker in workers.items():
                         answer = self._ask_reference(
@@ -476,7 +478,8 @@ class _Evaluation:
         left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
         if left <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
-        budget = min(left, self.timing_settings.budget_seconds) / rounds_left
+        rounds = max(1, self.timing_settings.rounds)
+        budget = min(self.timing_settings.budget_seconds / rounds, left / rounds_left)
         with self._phase("timing"):
             seeds = SeedFeed()
             answer = self._ask_candidate(candidate, "timing the solution", self._message("time", None, None, budget), seeds)
@@ -709,8 +712,8 @@ class _Evaluation:
         start = time.monotonic()
         try:
             yield
-        finally:
-            self.phase_seconds[name] = time.monotonic() - start
+        finally:  # a phase entered again (timing and baseline, once a round) adds up
+            self.phase_seconds[name] = self.phase_seconds.get(name, 0.0) + time.monotonic() - start
 
     def _verdict(self, status: str, reason: str, candidate: Worker | None, wall: float) -> Verdict:
         trials = self.record["trials"]

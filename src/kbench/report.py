@@ -37,12 +37,17 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
         console.print(f"  max abs error {verdict.max_abs_error:.3g}, max rel error {verdict.max_rel_error:.3g}, "
                       f"tolerance {verdict.tolerance}", highlight=False)
     if verdict.correct and verdict.timing:
-        eager = verdict.baselines.get("eager", {})
-        console.print(f"  candidate: {_timing_line(verdict.timing)}", highlight=False)
-        console.print(f"  eager:     {_timing_line(eager.get('timing'))}", highlight=False)
-        speedup = verdict.speedup.get("eager")
-        if speedup is not None:
-            console.print(f"  speedup over eager: {speedup:.4g}x", highlight=False)
+        rounds = len(verdict.timing.get("rounds", [])) or 1
+        console.print(f"  candidate: {_timing_line(verdict.timing)}, {rounds} round(s)", highlight=False)
+        for column, baseline in verdict.baselines.items():
+            source = " (cached)" if baseline.get("source") == "cache" else ""
+            console.print(f"  {column}{source}: {_timing_line(baseline.get('timing'))}", highlight=False)
+            speedup, interval = verdict.speedup.get(column), verdict.speedup_interval.get(column)
+            if speedup is not None:
+                within = f" (95% interval {interval[0]:.4g}-{interval[1]:.4g})" if interval else ""
+                console.print(f"    speedup over {column}: {speedup:.4g}x{within}", highlight=False)
+            for line in baseline.get("not_used", []):
+                console.print(f"    cached {column} {line}", highlight=False, markup=False)
     phases = ", ".join(f"{k} {v:.2f}s" for k, v in verdict.phase_seconds.items())
     console.print(f"  wall {verdict.wall_seconds:.2f}s ({phases})", highlight=False)
     if verdict.output_tail.strip() and not verdict.correct:
