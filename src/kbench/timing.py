@@ -22,7 +22,7 @@ import math
 import random
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -32,6 +32,7 @@ _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
 
 CPU_FLUSH_BYTES = 64 << 20
+OVERHEAD_CALLS = 20
 MIN_CUDA_FLUSH_BYTES = 64 << 20
 
 
@@ -68,6 +69,7 @@ class Timing:
     settings: dict[str, Any] = field(default_factory=dict)
     samples_ms: list[float] = field(default_factory=list)
     host_samples_ms: list[float] = field(default_factory=list)
+    overhead_ms: float | None = None  # the clock around an empty call: reported, not subtracted
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,7 +111,7 @@ def summarize(
 
 def pooled(rounds: list[dict[str, Any]]) -> Timing:
     """One distribution from the calls of every round (each a ``Timing.to_dict()``)."""
-    return summarize(
+    both = summarize(
         rounds[0]["clock"],
         [x for r in rounds for x in r["samples_ms"]],
         [x for r in rounds for x in r["host_samples_ms"]],
@@ -117,6 +119,7 @@ def pooled(rounds: list[dict[str, Any]]) -> Timing:
         f"{len(rounds)} rounds",
         rounds[0]["settings"],
     )
+    return replace(both, overhead_ms=rounds[0].get("overhead_ms"))
 
 
 def speedup_interval(
@@ -243,6 +246,7 @@ def measure(
     """
     clock = Clock(device)
     flush = CacheFlusher(device)
+    overhead_ms = statistics.median(clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
 
     def one_call() -> tuple[float, float]:
         args = inputs.next()
@@ -277,7 +281,8 @@ def measure(
                 stop_reason = "budget"
                 break
 
-    return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings))
+    timed = summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings))
+    return replace(timed, overhead_ms=overhead_ms)
 
 
 def _finite_or_none(value: float) -> float | None:
