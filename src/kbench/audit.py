@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 import time
 import traceback
@@ -448,6 +449,7 @@ def audit_problem(
     timeout: float = DEFAULT_TIMEOUT,
     timing: TimingSettings = TimingSettings(),
     dtype: str = "float32",
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Audit one problem in a fresh reference worker; never raises for the problem's faults.
 
@@ -468,7 +470,10 @@ def audit_problem(
     deadline = started + timeout
     answer: dict[str, Any] = {}
     loaded: dict[str, Any] = {}
-    with Worker(worker_env(device)) as worker:
+    env = worker_env(device)
+    if threads:  # several audits share the CPU: threads beyond their share only wait on each other
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    with Worker(env) as worker:
         for message, what in [
             ({**load_message(problem, device, size, INIT_SEED, dtype), "role": "reference"}, "loading the problem"),
             (audit_message(problem, device, timing), "auditing the problem"),
@@ -543,10 +548,12 @@ def audit_problems(
     problem) is passed through.
     """
 
+    threads = max(1, (os.cpu_count() or 1) // jobs) if device == "cpu" and jobs > 1 else None
+
     def one(item: Problem | dict[str, Any]) -> dict[str, Any]:
         if isinstance(item, dict):
             return {**item, "device": device, "size": size}
-        return audit_problem(item, device, size, timeout=timeout, timing=timing, dtype=dtype)
+        return audit_problem(item, device, size, timeout=timeout, timing=timing, dtype=dtype, threads=threads)
 
     records: list[dict[str, Any] | None] = [None] * len(problems)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
