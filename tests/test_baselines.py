@@ -71,3 +71,15 @@ def test_a_compiled_column_is_measured_once_then_taken_from_the_cache(tmp_path):
     assert verdict.speedup["compile"] == pytest.approx(expected)
     low, high = verdict.speedup_interval["compile"]
     assert low <= verdict.speedup["compile"] <= high
+
+
+def test_an_unusable_cache_file_is_a_flag_not_a_crash(tmp_path):
+    from kbench.judge import _Evaluation
+    from kbench.problem import load_problem
+
+    broken = tmp_path / "not_a_db.sqlite"
+    broken.write_text("this is not SQLite, and longer than a header " * 4)
+    evaluation = _Evaluation(load_problem(PROBLEM), None, "cpu", "small", 1, 60.0, TimingSettings(), None, "off", "float32")
+    evaluation.baselines, evaluation.baseline_cache = ("eager", "compile"), broken
+    assert evaluation._cached_columns() == {}
+    assert evaluation.baseline_cache is None and "not read" in evaluation.flags[0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sqlite3
 import tempfile
 import time
 from contextlib import contextmanager
@@ -542,17 +543,22 @@ class _Evaluation:
         """Compiled columns measured before under exactly this environment; the
         entries found under another one are named in the verdict, never used."""
         found: dict[str, CachedBaseline] = {}
-        if self.baseline_cache is None:
+        if self.baseline_cache is None or self.baselines == ("eager",):
             return found
-        with BaselineCache(self.baseline_cache) as cache:
-            for column in self.baselines:
-                if column == "eager":
-                    continue
-                hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, self._environment())
-                if hit:
-                    found[column] = hit
-                if not_used:
-                    self.record["baseline_notes"][column] = not_used
+        try:
+            with BaselineCache(self.baseline_cache) as cache:
+                for column in self.baselines:
+                    if column == "eager":
+                        continue
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, self._environment())
+                    if hit:
+                        found[column] = hit
+                    if not_used:
+                        self.record["baseline_notes"][column] = not_used
+        except (OSError, sqlite3.Error) as exc:  # an unreadable cache: measure everything, and say so
+            self.flags.append(f"baseline cache {self.baseline_cache} not read: {exc}")
+            self.baseline_cache = None
+            return {}
         return found
 
     def _record_timings(
@@ -601,8 +607,11 @@ class _Evaluation:
             runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
             environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
-        with BaselineCache(self.baseline_cache) as cache:
-            cache.put(entry)
+        try:
+            with BaselineCache(self.baseline_cache) as cache:
+                cache.put(entry)
+        except (OSError, sqlite3.Error) as exc:
+            self.flags.append(f"baseline cache {self.baseline_cache} not written: {exc}")
 
     def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
         return _call_message(op, seed, path, self.timing_settings, budget_seconds)
