@@ -160,7 +160,7 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None) -> Mani
         git_dirty=_git_dirty(),
         python=sys.version.split()[0],
         torch=torch.__version__,
-        triton=_package_version("triton"),
+        triton=package_version("triton"),
         cuda=torch.version.cuda,
         cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         platform=platform.platform(),
@@ -201,7 +201,8 @@ def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def _package_version(name: str) -> str | None:
+def package_version(name: str) -> str | None:
+    """The installed version of a distribution, or None when it is not installed."""
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

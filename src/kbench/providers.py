@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.metadata
 import json
 import os
 import shlex
@@ -39,6 +38,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from kbench.manifest import package_version
 
 PROVIDERS = ("openai", "anthropic", "command", "replay")
 GENERATING = ("openai", "anthropic", "command")
@@ -207,13 +208,6 @@ def _client_module(name: str) -> Any:
         ) from exc
 
 
-def _package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def _short(text: str, limit: int = ERROR_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + " [...]"
@@ -266,7 +260,7 @@ class _ClientProvider:
             "provider": self.spec.provider,
             "model": self.spec.name,
             "endpoint": self.endpoint,
-            "client": {"package": self.package, "version": _package_version(self.package)},
+            "client": {"package": self.package, "version": package_version(self.package)},
             "api_key_env": self.key_env,
             "sampling": self.sampling.to_dict(),
             "request_timeout_s": self.timeout,

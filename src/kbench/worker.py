@@ -30,7 +30,6 @@ Usage (by the judge only, see sandbox.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_F
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -49,6 +48,7 @@ import torch
 from kbench import baselines, state, timing
 from kbench.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
+from kbench.manifest import package_version
 from kbench.problem import Problem, import_problem
 
 _os_write = os.write
@@ -347,15 +347,8 @@ def _versions(requires: list[str]) -> dict[str, str | None]:
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        **{name: _package_version(name) for name in ["triton", *requires]},
+        **{name: package_version(name) for name in ["triton", *requires]},
     }
-
-
-def _package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
