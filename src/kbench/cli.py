@@ -96,12 +96,12 @@ def baseline_command(
     columns = _columns(baseline or ["compile"])
     try:
         resolve_size(size, dev)
-        check_columns(list(columns), dev)
+        columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
         chosen = [find_problem(p) for p in problems]
     except (ProblemError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
     results = {}
-    table = Table("problem", *[f"{c} ms" for c in check_columns(list(columns), dev)], title="baselines (cached)")
+    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines (cached)")
     for prob in chosen:
         try:
             results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype)

@@ -242,13 +242,8 @@ def measure_baselines(
             budget = timing.budget_seconds / max(1, timing.rounds)
             first = evaluation._ask_reference(eager, "timing the eager baseline", _call_message("time", None, None, timing, budget), seeds)
             rounds["eager"].append(first["timing"])
-            for column, worker in workers.items():
-                if column != "eager":
-                    answer = evaluation._ask_reference(
-                        worker, f"timing the {column} baseline", evaluation._replay_message(first["timing"]),
-                        SeedFeed(replay=seeds.given),
-                    )
-                    rounds[column].append(answer["timing"])
+            columns = {column: worker for column, worker in workers.items() if column != "eager"}
+            evaluation._replay_round(columns, first["timing"], seeds, rounds)
     finally:
         for worker in workers.values():
             worker.close()
@@ -462,11 +457,7 @@ class _Evaluation:
                 # A compiled column compiles (max-autotune: minutes) in its first round.
                 self.reference_deadline = max(self.reference_deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 with self._phase("baseline"):
-                    for column, worker in workers.items():
-                        answer = self._ask_reference(
-                            worker, f"timing the {column} baseline", self._replay_message(timed), SeedFeed(replay=seeds.given)
-                        )
-                        base_rounds[column].append(answer["timing"])
+                    self._replay_round(workers, timed, seeds, base_rounds)
                 candidate.resume()
         finally:
             for column, worker in workers.items():
@@ -499,8 +490,16 @@ class _Evaluation:
                 "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
             )
 
+    def _replay_round(
+        self, workers: dict[str, Worker], timed: dict[str, Any], seeds: SeedFeed, rounds: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
+        message = self._replay_message(timed)
+        for column, worker in workers.items():
+            answer = self._ask_reference(worker, f"timing the {column} baseline", message, SeedFeed(replay=seeds.given))
+            rounds[column].append(answer["timing"])
+
     def _replay_message(self, timed: dict[str, Any]) -> dict[str, Any]:
-        """A baseline's round: exactly the candidate's warm-up and timed calls, on its seeds."""
         settings = replace(
             self.timing_settings,
             warmup_calls=int(timed["warmup_calls"]),
@@ -546,11 +545,12 @@ class _Evaluation:
         if self.baseline_cache is None or self.baselines == ("eager",):
             return found
         try:
+            environment = self._environment()
             with BaselineCache(self.baseline_cache) as cache:
                 for column in self.baselines:
                     if column == "eager":
                         continue
-                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, self._environment())
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
                     if hit:
                         found[column] = hit
                     if not_used:

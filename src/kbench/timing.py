@@ -22,7 +22,7 @@ import math
 import random
 import statistics
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -86,6 +86,7 @@ def summarize(
     warmup_calls: int,
     stop_reason: str,
     settings: dict[str, Any],
+    overhead_ms: float | None = None,
 ) -> Timing:
     ordered = sorted(samples)
     quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
@@ -106,20 +107,21 @@ def summarize(
         settings=settings,
         samples_ms=list(samples),
         host_samples_ms=list(host_samples),
+        overhead_ms=overhead_ms,
     )
 
 
 def pooled(rounds: list[dict[str, Any]]) -> Timing:
     """One distribution from the calls of every round (each a ``Timing.to_dict()``)."""
-    both = summarize(
+    return summarize(
         rounds[0]["clock"],
         [x for r in rounds for x in r["samples_ms"]],
         [x for r in rounds for x in r["host_samples_ms"]],
         sum(r["warmup_calls"] for r in rounds),
         f"{len(rounds)} rounds",
         rounds[0]["settings"],
+        rounds[0].get("overhead_ms"),
     )
-    return replace(both, overhead_ms=rounds[0].get("overhead_ms"))
 
 
 def speedup_interval(
@@ -281,8 +283,7 @@ def measure(
                 stop_reason = "budget"
                 break
 
-    timed = summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings))
-    return replace(timed, overhead_ms=overhead_ms)
+    return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings), overhead_ms)
 
 
 def _finite_or_none(value: float) -> float | None:
