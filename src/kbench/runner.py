@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from kbench import judge
-from kbench.baselines import COLUMNS
+from kbench.baselines import check_columns
 from kbench.guard import DEFAULT_POLICY, check_policy
 from kbench.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.problem import Problem, ProblemError, load_problem, missing_requirements
@@ -36,7 +36,6 @@ from kbench.suite import find_problem, suite_problems
 from kbench.verdict import Verdict
 
 # Baseline columns the judge measures today; the brief's torch.compile columns come with the judge's support.
-AVAILABLE_BASELINES = tuple(COLUMNS)  # eager and the torch.compile columns (kbench.baselines)
 DEFAULT_BASELINES = ("eager",)  # compiled columns cost a compilation each: asked for by name
 KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
 LEVEL_SELECTION = re.compile(r"level(\d+)")
@@ -186,11 +185,10 @@ def plan_generated(problems: list[Problem], samples: int, origin: str) -> Plan:
 
 
 def _check_baselines(baselines: Sequence[str]) -> None:
-    unknown = sorted(set(baselines) - set(AVAILABLE_BASELINES))
-    if unknown:
-        raise RunError(
-            f"unknown baseline {', '.join(unknown)} (available: {', '.join(AVAILABLE_BASELINES)})"
-        )
+    try:
+        check_columns(list(baselines))
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
 
 
 def generated_config(
