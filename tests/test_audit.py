@@ -198,3 +198,19 @@ def test_usage_errors_exit_2(args, message, tmp_path):
 def test_an_empty_directory_is_a_usage_error(tmp_path):
     done = CliRunner().invoke(app, ["audit", str(tmp_path)])
     assert done.exit_code == 2 and "no problem files" in done.stderr
+
+
+def test_waiting_for_the_device_turn_does_not_count_against_the_timeout():
+    """On a GPU, audits load side by side and check one at a time: one that waits
+    its turn longer than its timeout must not come back "broken"."""
+    import threading
+
+    from kbench.audit import audit_problem
+
+    problem = next(p for p in collect([str(AUDIT)]) if p.id == "audit/sound")
+    turn = threading.Lock()
+    turn.acquire()
+    threading.Timer(8.0, turn.release).start()
+    record = audit_problem(problem, "cpu", "small", timeout=6.0, device_turn=turn)
+    assert record["flags"] == [], record["reasons"]
+    assert record["seconds"] > 8.0

@@ -14,10 +14,12 @@ docs/audit.md states every rule and threshold.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
 import random
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -450,12 +452,16 @@ def audit_problem(
     timing: TimingSettings = TimingSettings(),
     dtype: str = "float32",
     threads: int | None = None,
+    device_turn: contextlib.AbstractContextManager[Any] | None = None,
 ) -> dict[str, Any]:
     """Audit one problem in a fresh reference worker; never raises for the problem's faults.
 
     ``device`` and ``size`` must be resolved already (``judge.resolve_device``,
     ``problem.resolve_size``). A problem that needs a module this Python lacks,
     or has no variant in ``dtype``, is skipped: its record says why, with no flags.
+    The checks and the timing run inside ``device_turn`` (when given): audits
+    that share a GPU start and load side by side but time one at a time; the
+    wait for the turn does not count against ``timeout``.
     """
     started = time.monotonic()
     record = base_record(problem.path, problem.id, device, size, dtype)
@@ -478,8 +484,12 @@ def audit_problem(
             ({**load_message(problem, device, size, INIT_SEED, dtype), "role": "reference"}, "loading the problem"),
             (audit_message(problem, device, timing), "auditing the problem"),
         ]:
+            turn = device_turn if device_turn and message["op"] == "audit" else contextlib.nullcontext()
             try:
-                answer = worker.request(message, deadline, what)
+                waited = time.monotonic()
+                with turn:
+                    deadline += time.monotonic() - waited
+                    answer = worker.request(message, deadline, what)
             except WorkerLost as lost:
                 detail = lost.detail
             else:
@@ -544,16 +554,22 @@ def audit_problems(
 ) -> list[dict[str, Any]]:
     """Audit each problem in its own worker, ``jobs`` at a time; records in input order.
 
-    An entry that is already a record (a file that could not be read as a
-    problem) is passed through.
+    On a GPU only one audit at a time checks and times (``audit_problem``'s
+    ``device_turn``), so ``jobs`` > 1 overlaps the workers' start (Python,
+    torch, the problem) with another problem's timing, and no eager time is
+    taken while another audit's checks run. An entry that is already a record
+    (a file that could not be read as a problem) is passed through.
     """
 
     threads = max(1, (os.cpu_count() or 1) // jobs) if device == "cpu" and jobs > 1 else None
+    device_turn = threading.Lock() if device.startswith("cuda") else None
 
     def one(item: Problem | dict[str, Any]) -> dict[str, Any]:
         if isinstance(item, dict):
             return {**item, "device": device, "size": size}
-        return audit_problem(item, device, size, timeout=timeout, timing=timing, dtype=dtype, threads=threads)
+        return audit_problem(
+            item, device, size, timeout=timeout, timing=timing, dtype=dtype, threads=threads, device_turn=device_turn
+        )
 
     records: list[dict[str, Any] | None] = [None] * len(problems)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

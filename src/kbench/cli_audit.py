@@ -115,7 +115,8 @@ def register(app: typer.Typer) -> None:
         device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
         size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
         timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per problem."),
-        jobs: int = typer.Option(1, min=1, help="Problems audited at once, each in its own process."),
+        jobs: int = typer.Option(1, min=1, help="Problems audited at once, each in its own process (on a GPU they "
+                                 "load side by side and check and time one at a time)."),
         dtype: str = typer.Option("float32", help="Audit the problems' variants in this dtype (KBENCH_DTYPES); "
                                   "problems without one are skipped."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of records."),
