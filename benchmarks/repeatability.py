@@ -90,6 +90,18 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def interval_coverage(pairs: list[list[dict]]) -> float | None:
+    """How often one score's 95% speedup interval holds the other score's speedup.
+
+    An interval that describes the evaluation's whole uncertainty would hold it
+    about 95% of the time (a little less: the other score has its own noise).
+    """
+    hits = [lo <= other["speedup"] <= hi
+            for pair in pairs for this, other in (pair, pair[::-1]) if this.get("interval")
+            for lo, hi in [this["interval"]]]
+    return sum(hits) / len(hits) if hits else None
+
+
 def report(rows: list[dict]) -> dict:
     table = {}
     for protocol in PROTOCOLS:
@@ -108,6 +120,7 @@ def report(rows: list[dict]) -> dict:
                                 "speedup_diff": relative_difference(r[0]["speedup"], r[1]["speedup"])}
                             for p, r in pairs.items()},
             "seconds_per_score": statistics.median(r["seconds"] for rs in pairs.values() for r in rs) if pairs else None,
+            "interval_coverage": interval_coverage(list(pairs.values())),
         }
     return table
 
@@ -133,7 +146,7 @@ def main() -> None:
                               f"{row['seconds']:.1f}s", flush=True)
     summary = report([json.loads(line) for line in out.read_text().splitlines() if line.strip()])
     for protocol, figures in summary.items():
-        shown = {k: (f"{v:.4%}" if isinstance(v, float) and k != "seconds_per_score" else v)
+        shown = {k: (f"{v:.4%}" if isinstance(v, float) and k not in ("seconds_per_score", "problems") else v)
                  for k, v in figures.items() if k != "per_problem"}
         print(protocol, shown)
     print(json.dumps(summary, indent=1))

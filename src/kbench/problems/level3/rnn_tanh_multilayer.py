@@ -11,7 +11,7 @@ KBENCH_SMALL = {"batch_size": 4, "seq_len": 16, "input_size": 16, "hidden_size":
 KBENCH_DTYPES = ("float32",)
 
 batch_size = 64
-seq_len = 512
+seq_len = 320  # 512 took 23.6 ms eager on the H200 (over the 20 ms ceiling); time grows with the steps
 input_size = 256
 hidden_size = 512
 num_layers = 3
