@@ -38,6 +38,9 @@ def test_a_failing_verdict_still_exits_zero_and_reads_well():
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "tpu"], "unknown device"),
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--size", "huge"], "unknown size"),
         (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--policy", "lax"], "unknown policy"),
+        (["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "cpu", "--cuda-graph"],
+         "CUDA-graph timing needs a CUDA device"),
+        (["baseline", "level1/relu", "--device", "cpu", "--cuda-graph"], "CUDA-graph timing needs a CUDA device"),
     ],
 )
 def test_usage_errors_exit_2_with_a_message(args, message):

@@ -3,6 +3,7 @@
 import pytest
 
 import kbench
+from kbench.timing import TimingSettings
 
 from conftest import EXAMPLES, SOLUTIONS
 
@@ -43,3 +44,23 @@ def test_illegal_memory_access_does_not_affect_the_next_evaluation():
     assert "illegal memory access" in faulty.reason or "CUDA" in faulty.reason
     honest = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="small")
     assert honest.status == "correct", honest.reason
+
+
+def test_cuda_graph_timing_times_replays_of_candidate_and_eager():
+    graphed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, cuda_graph=True)
+    verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="small", timing=graphed)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.timing["settings"]["cuda_graph"] is True
+    assert verdict.baselines["eager"]["timing"]["settings"]["cuda_graph"] is True
+    assert verdict.speedup["eager"] > 0
+
+
+def test_a_candidate_that_cannot_be_captured_is_a_runtime_error_under_cuda_graph_timing():
+    graphed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, cuda_graph=True)
+    verdict = kbench.evaluate(
+        "level1/relu", SOLUTIONS / "gpu_uncapturable.py", "cuda", size="small", timing=graphed, policy="off"
+    )
+    assert verdict.status == "runtime_error", verdict.reason
+    assert "captur" in verdict.reason
+    plain = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_uncapturable.py", "cuda", size="small", policy="off")
+    assert plain.status == "correct", plain.reason

@@ -54,3 +54,38 @@ def test_pooled_rounds_and_the_speedup_interval():
     low, high = speedup_interval(baseline, candidate)
     assert low <= 2.0 / 1.0 <= high and high - low < 0.5
     assert speedup_interval(baseline, candidate) == (low, high)  # seeded: the same interval every time
+
+
+def test_cuda_graph_timing_is_refused_off_a_gpu():
+    import pytest
+
+    from kbench.timing import GraphedCall, GraphError, check_settings
+
+    assert check_settings(TimingSettings(), "cpu") == TimingSettings()
+    with pytest.raises(ValueError, match="CUDA-graph timing needs a CUDA device"):
+        check_settings(TimingSettings(cuda_graph=True), "cpu")
+    with pytest.raises(GraphError, match="needs a CUDA device"):
+        GraphedCall(torch.relu, torch.device("cpu"))
+
+
+def test_graph_inputs_are_copied_in_place_and_a_changed_structure_is_refused():
+    """A replay reads the captured input buffers: new inputs must be copied into
+    them, and a call the graph did not capture (other shape, dtype or scalar) refused."""
+    import pytest
+
+    from kbench.timing import GraphError, _copy_into
+
+    captured = [torch.zeros(3), 2, [torch.zeros(2)]]
+    buffers = [captured[0], captured[2][0]]
+    _copy_into(captured, [torch.ones(3), 2, [torch.full((2,), 5.0)]], "the arguments")
+    assert captured[0] is buffers[0] and captured[2][0] is buffers[1]
+    assert captured[0].tolist() == [1.0, 1.0, 1.0] and captured[2][0].tolist() == [5.0, 5.0]
+    for changed, message in [
+        ([torch.ones(4), 2, [torch.ones(2)]], r"arguments\[0\]: \(4,\)"),
+        ([torch.ones(3, dtype=torch.float64), 2, [torch.ones(2)]], "float64"),
+        ([torch.ones(3), 3, [torch.ones(2)]], r"arguments\[1\] changed from 2 to 3"),
+        ([torch.ones(3), 2, [torch.ones(2), torch.ones(1)]], r"arguments\[2\] changed"),
+        ([torch.ones(3), torch.ones(1), [torch.ones(2)]], r"arguments\[1\] changed"),
+    ]:
+        with pytest.raises(GraphError, match=message):
+            _copy_into(captured, changed, "the arguments")

@@ -33,6 +33,8 @@ COLUMNS: dict[str, dict[str, str] | None] = {
     "compile-reduce-overhead": {"mode": "reduce-overhead"},
     "cudagraphs": {"backend": "cudagraphs"},
 }
+# Columns that replay CUDA graphs themselves: CUDA-graph timing times them as they are.
+GRAPHED_COLUMNS = frozenset({"compile-max-autotune", "compile-reduce-overhead", "cudagraphs"})
 CUDA_ONLY = {"compile-reduce-overhead", "cudagraphs"}  # CUDA graphs: nothing to capture on a CPU
 PROTOCOL_VERSION = 1  # bump when the way a column is measured changes: old cache entries stop matching
 

@@ -21,7 +21,9 @@ from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_base
 from kbench.problem import ProblemError, resolve_size
 from kbench.solution import Solution, SolutionError
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
+from kbench.timing import TimingSettings, check_settings
 
+CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of many small kernel launches."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0], rich_markup_mode=None)
 problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite.")
 app.add_typer(problems_app, name="problems")
@@ -55,6 +57,7 @@ def eval_command(
     baseline: Optional[List[str]] = typer.Option(
         None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
     ),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
@@ -66,7 +69,7 @@ def eval_command(
         sol = Solution.from_file(solution)
         verdict = evaluate(
             prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
-            dtype=dtype, baselines=_columns(baseline),
+            dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph),
         )
     except (ProblemError, SolutionError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
@@ -89,6 +92,7 @@ def baseline_command(
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
     size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
     dtype: str = typer.Option("float32", help="The problems' variant in this dtype."),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Measure compiled baseline columns ahead of a run and cache them (beside the build cache)."""
@@ -97,6 +101,7 @@ def baseline_command(
     try:
         resolve_size(size, dev)
         columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
+        settings = check_settings(TimingSettings(cuda_graph=cuda_graph), dev)
         chosen = [find_problem(p) for p in problems]
     except (ProblemError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
@@ -104,7 +109,7 @@ def baseline_command(
     table = Table("problem", *[f"{c} ms" for c in columns], title="baselines (cached)")
     for prob in chosen:
         try:
-            results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype)
+            results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype, timing=settings)
         except ProblemError as exc:
             results[prob.id] = {"error": str(exc)}
             Console(stderr=True).print(f"[yellow]{prob.id}[/yellow]: {exc}", highlight=False)

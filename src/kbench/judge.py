@@ -45,7 +45,7 @@ from kbench.problem import Problem, ProblemError, check_runnable, resolve_size
 from kbench.sandbox import Worker, WorkerLost
 from kbench.solution import Solution
 from kbench.suite import find_problem
-from kbench.timing import Timing, TimingSettings, pooled, speedup_interval
+from kbench.timing import Timing, TimingSettings, check_settings, pooled, speedup_interval
 from kbench.verdict import Trial, Verdict
 
 DEFAULT_TRIALS = 5
@@ -224,6 +224,7 @@ def measure_baselines(
     device = resolve_device(device)
     size = resolve_size(size, device)
     wanted = check_columns(list(columns), device)
+    check_settings(timing, device)
     cache = cache or default_cache_path()
     evaluation = _Evaluation(problem, None, device, size, 1, REFERENCE_TIMEOUT, timing, None, "off", dtype)
     evaluation.baselines, evaluation.baseline_cache = wanted, cache
@@ -318,6 +319,7 @@ def evaluate(
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
     device = resolve_device(device)
     size = resolve_size(size, device)
+    check_settings(timing, device)
     evaluation = _Evaluation(
         problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
     )

@@ -20,9 +20,10 @@ def _timing_line(timing: dict | None) -> str:
         return "-"
     rel = timing.get("rel_error")
     rel_text = f", median +-{100 * rel:.2g}%" if rel is not None else ""
+    graph_text = ", CUDA graph replays" if (timing.get("settings") or {}).get("cuda_graph") else ""
     return (
         f"median {timing['median_ms']:.6g} ms (IQR {timing['p25_ms']:.6g}-{timing['p75_ms']:.6g}, "
-        f"n={timing['count']}{rel_text}, {timing['clock']})"
+        f"n={timing['count']}{rel_text}, {timing['clock']}{graph_text})"
     )
 
 

@@ -17,6 +17,7 @@ does not change what the protocol calls.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import random
@@ -30,6 +31,7 @@ import torch
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
+_CudaGraph, _capture_graph, _replay_graph = torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.CUDAGraph.replay
 
 CPU_FLUSH_BYTES = 64 << 20
 OVERHEAD_CALLS = 20
@@ -47,6 +49,7 @@ class TimingSettings:
     target_rel_error: float = 0.005
     budget_seconds: float = 5.0  # for the candidate's calls, over all rounds
     rounds: int = 3  # candidate and baselines alternate this many times (docs/timing.md)
+    cuda_graph: bool = False  # time replays of one captured CUDA graph (GraphedCall) instead of calls
 
 
 @dataclass(frozen=True)
@@ -240,20 +243,25 @@ def measure(
     device: torch.device,
     settings: TimingSettings,
     deadline: float | None = None,
+    stage: Callable[[list[Any]], Callable[[], Any]] | None = None,
 ) -> Timing:
     """Run the protocol on ``forward`` and return the distribution it saw.
 
     ``deadline`` (a ``time.monotonic()`` value) cuts the budget short so the
-    measurement ends inside the caller's overall time limit.
+    measurement ends inside the caller's overall time limit. ``stage`` turns
+    one call's inputs into the call to time, before the L2 flush and outside
+    the timed region (``GraphedCall.stage``: copy into the graph's inputs);
+    by default the call is ``forward(*inputs)``.
     """
     clock = Clock(device)
     flush = CacheFlusher(device)
     overhead_ms = statistics.median(clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
+    stage = stage or (lambda args: functools.partial(forward, *args))
 
     def one_call() -> tuple[float, float]:
-        args = inputs.next()
+        call = stage(inputs.next())
         flush()
-        clock_ms, host_ms, _ = clock.time_call(lambda: forward(*args))
+        clock_ms, host_ms, _ = clock.time_call(call)
         return clock_ms, host_ms
 
     budget_end = time.monotonic() + settings.budget_seconds
@@ -284,6 +292,90 @@ def measure(
                 break
 
     return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings), overhead_ms)
+
+
+class GraphError(RuntimeError):
+    """The call cannot be timed as a CUDA graph (its arguments change shape or kind)."""
+
+
+class GraphedCall:
+    """``forward`` captured once into a CUDA graph and replayed, for problems whose
+    time is mostly the launch of many small kernels.
+
+    The first ``stage`` runs ``forward`` a few times on a side stream (so that
+    libraries allocate their workspaces outside the capture), then captures
+    one call on those inputs; every later ``stage`` copies the new inputs into
+    the captured ones (untimed) and returns the replay. The replay's output
+    is the graph's own static buffer, overwritten by the next replay. What a
+    replay computes is what the capture recorded, so a forward that behaves
+    differently while captured is caught by checking a replay's output on
+    inputs it has not seen (the judge's checked call does), and
+    ``capture_context`` (the worker's op recorder, entered once, around the
+    capture) sees the operations the graph holds.
+    """
+
+    WARMUP_CALLS = 3
+
+    def __init__(self, forward: Callable[..., Any], device: torch.device,
+                 capture_context: contextlib.AbstractContextManager[Any] | None = None):
+        if device.type != "cuda":
+            raise GraphError(f"CUDA-graph timing needs a CUDA device, not {device}")
+        self.forward = forward
+        self.device = device
+        self.capture_context = capture_context
+        self.graph: Any = None
+        self.static_args: list[Any] = []
+        self.output: Any = None
+
+    def stage(self, args: list[Any]) -> Callable[[], Any]:
+        if self.graph is None:
+            self._capture(args)
+        else:
+            self._copy_in(args)
+        return self.replay
+
+    def replay(self) -> Any:
+        _replay_graph(self.graph)
+        return self.output
+
+    def _capture(self, args: list[Any]) -> None:
+        current = torch.cuda.current_stream(self.device)
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(current)
+        with torch.cuda.stream(side):
+            for _ in range(self.WARMUP_CALLS):
+                self.forward(*args)
+        current.wait_stream(side)
+        graph = _CudaGraph()
+        with self.capture_context or contextlib.nullcontext():
+            with _capture_graph(graph):
+                self.output = self.forward(*args)
+        self.graph, self.static_args = graph, list(args)
+
+    def _copy_in(self, args: list[Any]) -> None:
+        _copy_into(self.static_args, list(args), "the arguments")
+
+
+def _copy_into(static: Any, new: Any, where: str) -> None:
+    """Copy ``new`` into the captured ``static`` arguments, which must have its structure."""
+    if isinstance(static, torch.Tensor) and isinstance(new, torch.Tensor):
+        if static.shape != new.shape or static.dtype != new.dtype:
+            raise GraphError(f"{where}: {tuple(new.shape)} {new.dtype}, where the graph was captured with "
+                             f"{tuple(static.shape)} {static.dtype}")
+        static.copy_(new)
+    elif isinstance(static, (list, tuple)) and isinstance(new, (list, tuple)) and len(static) == len(new):
+        for index, (s, n) in enumerate(zip(static, new)):
+            _copy_into(s, n, f"{where}[{index}]")
+    elif isinstance(static, torch.Tensor) or isinstance(new, torch.Tensor) or type(static) is not type(new) \
+            or static != new:
+        raise GraphError(f"{where} changed from {static!r} to {new!r}: a graph replays the captured call only")
+
+
+def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
+    """ValueError for settings this device cannot honour."""
+    if settings.cuda_graph and not device.startswith("cuda"):
+        raise ValueError(f"CUDA-graph timing needs a CUDA device, not {device}")
+    return settings
 
 
 def _finite_or_none(value: float) -> float | None:
