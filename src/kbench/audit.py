@@ -18,7 +18,6 @@ import contextlib
 import itertools
 import math
 import os
-import random
 import threading
 import time
 import traceback
@@ -219,16 +218,9 @@ class _Checks:
         return {"comparison": self.compare(expected, out0), **_error_stats(out0, out64, self.tolerance)}
 
     def _build(self, seed: int) -> torch.nn.Module:
-        """The model as the worker's ``load`` builds it, under ``seed``, in the judged dtype
-        (so that the float64 reference starts from the very same rounded weights)."""
-        device = self.device
-        torch.manual_seed(seed)
-        random.seed(seed)
-        init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.module.get_init_inputs()]
-        torch.manual_seed(seed)
-        random.seed(seed)
-        model = self.module.Model(*init).to(device)
-        return model.to(self.session.dtype) if self.session.dtype is not None else model
+        """The problem's model as the worker's ``load`` builds it, under ``seed``, in the
+        judged dtype (so that the float64 reference starts from the very same rounded weights)."""
+        return self.session.make_model(seed)
 
     def _capacity(self) -> int:
         if self.device.type == "cuda":

@@ -140,20 +140,27 @@ class Session:
         return {"ok": True}
 
     def _build_model(self, init_seed: int) -> None:
+        self.model = None  # the previous model's memory is free before the next is built
+        self.model = self.make_model(init_seed)
+        # What ``time`` times: the model itself, or a baseline column's compiled form of it.
+        self.timed = baselines.prepare(self.model, self.column) if self.column else self.model
+        self.graphed = None
+
+    def make_model(self, init_seed: int) -> Any:
+        """A new model of the role's class, built from ``get_init_inputs()`` under
+        ``init_seed``, on the device, in the judged dtype (the audit builds its
+        other-seed and float64 models with it too)."""
         with phase("problem"):
             init_inputs = _seeded(init_seed, self.problem_module.get_init_inputs)
             init_inputs = [_to_device(x, self.device) for x in init_inputs]
         with phase("init"):
-            self.model = None  # the previous model's memory is free before the next is built
             torch.manual_seed(init_seed)
             random.seed(init_seed)
-            self.model = self.model_class(*init_inputs).to(self.device)
+            model = self.model_class(*init_inputs).to(self.device)
             if self.dtype is not None:
-                self.model = self.model.to(self.dtype)
+                model = model.to(self.dtype)
             self._sync()
-        # What ``time`` times: the model itself, or a baseline column's compiled form of it.
-        self.timed = baselines.prepare(self.model, self.column) if self.column else self.model
-        self.graphed = None
+        return model
 
     def build(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Only import the solution: compiles what it compiles (into the shared
