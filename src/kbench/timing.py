@@ -169,8 +169,8 @@ class FreshInputs:
     """Draws a whole new set of inputs for every call, from a seed given for that call.
 
     Each call's inputs come from the problem's own ``get_inputs``, so values
-    keep the problem's distribution and domain, and new tensors land at new
-    places in memory (the timing samples placements too). In the judge the
+    keep the problem's distribution and domain (their places in memory mostly
+    repeat: the caching allocator reuses the blocks the last call freed). In the judge the
     seeds come one at a time from the judge's process, each only when its
     call is about to be made: a candidate cannot compute the next calls'
     outputs ahead of time (in an untimed warm-up call, say), because nothing
