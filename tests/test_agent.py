@@ -18,7 +18,6 @@ from kbench import cli_runs, judge
 from kbench.cli import app
 from kbench.score import turn_outcome
 from kbench.store import Store, TurnRecord
-from kbench.timing import TimingSettings
 
 from conftest import SOLUTIONS
 from model_server import Answer, code_reply, fake_code
@@ -282,12 +281,12 @@ AGENT = textwrap.dedent(
 
 def quick_real_judge(monkeypatch):
     """The real judge with a short timing budget; returns the list of problems it was asked about."""
-    quick = dataclasses.replace(TimingSettings(), budget_seconds=0.5)
     calls = []
 
     def real(*args, **kwargs):
         calls.append(args[0].id)
-        return judge.evaluate(*args, timing=quick, **kwargs)
+        kwargs["timing"] = dataclasses.replace(kwargs["timing"], budget_seconds=0.5)  # the run's, quicker
+        return judge.evaluate(*args, **kwargs)
 
     monkeypatch.setattr(cli_runs, "evaluate", real)
     return calls

@@ -208,6 +208,17 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
             start(store, problems, solutions, FakeJudge())
 
 
+def test_a_cuda_graph_run_times_every_evaluation_by_graph_replays_and_resumes_only_so(tmp_path):
+    problems, solutions = setup_run(tmp_path)
+    with Store(tmp_path / "k.db") as store:
+        judged = FakeJudge()
+        start(store, problems, solutions, judged, cuda_graph=True)
+        assert judged.timing == TimingSettings(cuda_graph=True)
+        assert store.run("r").config.cuda_graph is True
+        with pytest.raises(runner.RunError, match="cuda_graph: stored True, now False"):
+            start(store, problems, solutions, FakeJudge())
+
+
 def test_failures_outside_the_candidate_are_recorded_and_retried_on_resume(tmp_path):
     problems, solutions = setup_run(tmp_path, ["p1", "p2"], {"p1": "correct 2.0", "p2": "correct 2.0"})
 
@@ -300,6 +311,8 @@ def test_usage_errors_exit_2(cli, tmp_path):
     assert cli("run", "--run", "bad/name", "-s", str(solutions), "-p", str(problems)).exit_code == 2
     assert cli("run", "--run", "r", "-s", str(tmp_path / "nowhere"), "-p", str(problems)).exit_code == 2
     assert cli("score", "absent").exit_code == 2
+    graph_on_cpu = cli("run", "--run", "g", "-s", str(solutions), "-p", str(problems), "--device", "cpu", "--cuda-graph")
+    assert graph_on_cpu.exit_code == 2 and "CUDA-graph timing needs a CUDA device" in graph_on_cpu.output
     assert not (tmp_path / "kbench.db").exists()
 
 
@@ -349,12 +362,12 @@ def test_real_run_end_to_end(cli, tmp_path, monkeypatch):
     solutions = tmp_path / "solutions"
     solutions.mkdir()
     (solutions / "linear_tanh.py").write_text((SOLUTIONS / "honest_triton.py").read_text())
-    quick = dataclasses.replace(TimingSettings(), budget_seconds=0.5)
     calls = []
 
     def real(*args, **kwargs):
         calls.append(args[0].id)
-        return judge.evaluate(*args, timing=quick, **kwargs)
+        kwargs["timing"] = dataclasses.replace(kwargs["timing"], budget_seconds=0.5)  # the run's, quicker
+        return judge.evaluate(*args, **kwargs)
 
     monkeypatch.setattr(cli_runs, "evaluate", real)
     command = ["run", "--run", "real", "-s", str(solutions), "-p", str(problems), "--device", "cpu", "--trials", "2"]

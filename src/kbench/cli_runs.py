@@ -47,6 +47,7 @@ from kbench.score import (
 from kbench.score import compare as compare_runs
 from kbench.score import score as score_run
 from kbench.solution import SolutionError
+from kbench.timing import TimingSettings, check_settings
 from kbench.store import (
     DEFAULT_PATH,
     RETRIED_STATUSES,
@@ -124,6 +125,8 @@ def run_command(
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
     policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
+    cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
+                                              "replays (docs/timing.md) [default: no]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
@@ -146,7 +149,8 @@ def run_command(
             solutions, spec = Path(spec.name), None
         if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
             spec = providers.parse_model(stored_config.solutions)
-        judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy)
+        judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy,
+                      cuda_graph=cuda_graph)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}
@@ -232,7 +236,7 @@ class _Generation:
 
 
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy):
+                     device, baseline, size, trials, timeout, policy, cuda_graph):
     """The config, plan and agent of a run that asks a model, from the options and,
     for those left out, the stored run (or the defaults)."""
     if stored is None and not problems:
@@ -244,6 +248,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
     trials = trials or (stored.trials if stored else DEFAULT_TRIALS)
     timeout = timeout or (stored.timeout if stored else DEFAULT_TIMEOUT)
     policy = policy or (stored.policy if stored else DEFAULT_POLICY)
+    cuda_graph = _cuda_graph(cuda_graph, stored, device)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise _Usage(f"--target {target!r}: choose triton or cuda")
@@ -266,7 +271,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         stored_agent = (old.agent or {}) if same_provider else {}
         provider = providers.CommandProvider(
             spec.name,
-            judge=providers.JudgeSettings(device, size, trials, timeout, policy),
+            judge=providers.JudgeSettings(device, size, trials, timeout, policy, cuda_graph),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or providers.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
         )
@@ -304,11 +309,13 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         timeout=timeout,
         baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
         policy=policy,
+        cuda_graph=cuda_graph,
     )
     return config, plan, the_agent
 
 
-def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy):
+def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
+                     cuda_graph):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise _Usage("a new run needs --model (or --solutions) and --problems")
@@ -327,8 +334,16 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
         timeout=timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
         baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
         policy=policy or (stored.policy if stored else DEFAULT_POLICY),
+        cuda_graph=_cuda_graph(cuda_graph, stored, device),
     )
     return config, plan
+
+
+def _cuda_graph(given: bool | None, stored: RunConfig | None, device: str) -> bool:
+    """--cuda-graph as given, else as the run was stored; only on a CUDA device."""
+    chosen = given if given is not None else stored.cuda_graph if stored else False
+    check_settings(TimingSettings(cuda_graph=chosen), device)
+    return chosen
 
 
 def _runnable(selection) -> list:

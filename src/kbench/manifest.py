@@ -79,6 +79,7 @@ class RunConfig:
     samples: int = 1
     turns: int = 1
     generation: dict[str, Any] = field(default_factory=dict)
+    cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

@@ -390,6 +390,7 @@ class JudgeSettings:
     trials: int
     timeout: float
     policy: str
+    cuda_graph: bool = False
 
 
 def resolve_command(program: str) -> list[str]:
@@ -469,7 +470,7 @@ files = [a for a in sys.argv[1:] if not a.startswith("-")]
 target = files[0] if files else str(here / "solution.py")
 command = [{python!r}, "-m", "kbench", "eval", target, "--problem", str(here / "problem.py"),
            "--device", {device!r}, "--size", {size!r}, "--trials", {trials!r}, "--timeout", {timeout!r},
-           "--policy", {policy!r}, *flags]
+           "--policy", {policy!r}, *{graph_flags!r}, *flags]
 with open(here / ".kbench" / "tool_calls.log", "a") as log:
     log.write(f"{{time.time():.3f}} evaluate {{target}}\\n")
 sys.exit(subprocess.call(command))
@@ -573,7 +574,8 @@ class CommandProvider:
         tool = workspace / "evaluate"
         j = self.judge
         tool.write_text(EVALUATE_TOOL.format(python=sys.executable, device=j.device, size=j.size,
-                                             trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy))
+                                             trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy,
+                                             graph_flags=["--cuda-graph"] if j.cuda_graph else []))
         tool.chmod(0o755)
 
     def instructions(self, prompt: str, previous_solution: str | None) -> str:

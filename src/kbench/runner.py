@@ -33,6 +33,7 @@ from kbench.problem import Problem, ProblemError, load_problem, missing_requirem
 from kbench.solution import Solution
 from kbench.store import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord, Store
 from kbench.suite import find_problem, suite_problems
+from kbench.timing import TimingSettings
 from kbench.verdict import Verdict
 
 # Baseline columns the judge measures today; the brief's torch.compile columns come with the judge's support.
@@ -206,6 +207,7 @@ def generated_config(
     timeout: float,
     baselines: Sequence[str] = DEFAULT_BASELINES,
     policy: str = DEFAULT_POLICY,
+    cuda_graph: bool = False,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agent's settings, plain JSON values)."""
@@ -227,6 +229,7 @@ def generated_config(
         samples=samples,
         turns=turns,
         generation=generation,
+        cuda_graph=cuda_graph,
     )
 
 
@@ -241,6 +244,7 @@ def run_config(
     timeout: float,
     baselines: Sequence[str] = DEFAULT_BASELINES,
     policy: str = DEFAULT_POLICY,
+    cuda_graph: bool = False,
 ) -> RunConfig:
     _check_baselines(baselines)
     return RunConfig(
@@ -254,6 +258,7 @@ def run_config(
         policy=check_policy(policy),
         suite_sha256=sha256_lines([f"{p.id}\0{p.sha256}" for p in plan.problems]),
         solutions_sha256=sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples]),
+        cuda_graph=cuda_graph,
     )
 
 
@@ -317,7 +322,7 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
     try:
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
-            policy=config.policy, baselines=config.baselines,
+            policy=config.policy, baselines=config.baselines, timing=TimingSettings(cuda_graph=config.cuda_graph),
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)
