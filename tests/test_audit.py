@@ -214,3 +214,30 @@ def test_waiting_for_the_device_turn_does_not_count_against_the_timeout():
     record = audit_problem(problem, "cpu", "small", timeout=6.0, device_turn=turn)
     assert record["flags"] == [], record["reasons"]
     assert record["seconds"] > 8.0
+
+
+def test_records_file_keeps_finished_audits_and_redoes_changed_problems(tmp_path):
+    """An audit of hundreds of problems on a GPU must survive being stopped: with
+    --records, what finished is kept and only what is new or edited is audited again."""
+    problems = tmp_path / "problems"
+    problems.mkdir()
+    for name in ("a", "b"):
+        (problems / f"{name}.py").write_text((AUDIT / "sound.py").read_text())
+    records = tmp_path / "audit.jsonl"
+    command = ["audit", str(problems), "--device", "cpu", "--json", "--records", str(records)]
+    first = CliRunner().invoke(app, command)
+    assert first.exit_code == 0, first.output
+    assert len(records.read_text().splitlines()) == 2
+    (problems / "b.py").write_text((problems / "b.py").read_text() + "\n# edited\n")
+    with records.open("a") as sink:
+        sink.write('{"id": "problems/a", "cut short')  # a line a killed audit left half-written
+    second = CliRunner().invoke(app, command)
+    assert second.exit_code == 0, second.output
+    assert "1 problem(s) already recorded" in second.output
+    new_lines = records.read_text().splitlines()[2:]
+    assert len(new_lines) == 2 and json.loads(new_lines[1])["id"] == "problems/b"
+    before = {r["id"]: r for r in json.loads(first.stdout[first.stdout.index("["):])}
+    after = {r["id"]: r for r in json.loads(second.stdout[second.stdout.index("["):])}
+    assert after.keys() == before.keys() == {"problems/a", "problems/b"}
+    assert after["problems/a"] == before["problems/a"]
+    assert after["problems/b"]["sha256"] != before["problems/b"]["sha256"]

@@ -61,6 +61,30 @@ def _read(path: Path, problem_id: str | None) -> Problem | dict[str, Any]:
         return broken_record(resolved, problem_id, "", "", str(exc))
 
 
+def recorded(path: Path, device: str, size: str, dtype: str) -> dict[str, dict[str, Any]]:
+    """The records of a ``--records`` file that a new audit can keep, by problem id and
+    content hash: same device, size and dtype, neither ``broken`` nor skipped (those
+    are tried again). Lines that do not parse (one cut short by a killed audit) are
+    left alone."""
+    if not path.exists():
+        return {}
+    kept = {}
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if (isinstance(record, dict) and record.get("sha256") and not record.get("skipped")
+                and "broken" not in record.get("flags", ["broken"])
+                and (record.get("device"), record.get("size"), record.get("dtype")) == (device, size, dtype)):
+            kept[(record.get("id"), record["sha256"])] = record
+    return kept
+
+
+def _resume_key(item: Problem | dict[str, Any]) -> tuple[str, str] | None:
+    return (item.id, item.sha256) if isinstance(item, Problem) else None
+
+
 def _finite(obj: Any) -> Any:
     """JSON has no infinities: they become null."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -120,6 +144,9 @@ def register(app: typer.Typer) -> None:
         dtype: str = typer.Option("float32", help="Audit the problems' variants in this dtype (KBENCH_DTYPES); "
                                   "problems without one are skipped."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of records."),
+        records_file: Optional[Path] = typer.Option(
+            None, "--records", dir_okay=False, help="A JSON-lines file each record is appended to as it finishes; "
+            "a problem already recorded there (same file content, size, dtype and device) is not audited again."),
     ) -> None:
         """Check problems for soundness: zeros or constants that pass, ignored inputs or
         weights, nondeterminism, tolerance, runtime and memory."""
@@ -140,7 +167,26 @@ def register(app: typer.Typer) -> None:
             flags = "skipped" if record.get("skipped") else ", ".join(record["flags"]) or "sound"
             errors.print(f"[{done[0]}/{len(items)}] {record['id']}: {flags}", highlight=False)
 
-        records = audit_problems(items, dev, sz, jobs=jobs, timeout=timeout, dtype=dtype, on_done=progress)
+        kept = recorded(records_file, dev, sz, dtype) if records_file else {}
+        todo = [item for item in items if _resume_key(item) not in kept]
+        if len(todo) < len(items):
+            errors.print(f"{len(items) - len(todo)} problem(s) already recorded in {records_file}", highlight=False)
+        sink = records_file.open("a") if records_file else None
+        if sink and records_file.stat().st_size and not records_file.read_bytes().endswith(b"\n"):
+            sink.write("\n")  # after a line cut short by a killed audit, not on it
+
+        def finished(record: dict[str, Any]) -> None:
+            if sink:
+                sink.write(json.dumps(_finite(record)) + "\n")
+                sink.flush()
+            progress(record)
+
+        try:
+            fresh = iter(audit_problems(todo, dev, sz, jobs=jobs, timeout=timeout, dtype=dtype, on_done=finished))
+        finally:
+            if sink:
+                sink.close()
+        records = [kept[key] if (key := _resume_key(item)) in kept else next(fresh) for item in items]
         if as_json:
             typer.echo(json.dumps(_finite(records), indent=2))
         else:
