@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from kbench import cli_runs, export, judge, runner
 from kbench.cli import app
 from kbench.manifest import Manifest
+from kbench.score import columns_of, outcomes, score
 from kbench.store import Store
 from kbench.timing import TimingSettings
 
@@ -215,6 +216,10 @@ def test_a_cuda_graph_run_times_every_evaluation_by_graph_replays_and_resumes_on
         start(store, problems, solutions, judged, cuda_graph=True)
         assert judged.timing == TimingSettings(cuda_graph=True)
         assert store.run("r").config.cuda_graph is True
+        data = store.load("r")
+        shown = Console(file=io.StringIO(), width=200)
+        cli_runs.print_score(shown, data, score(outcomes(data), columns_of(data)))
+        assert "timed by CUDA-graph replays" in shown.file.getvalue()
         with pytest.raises(runner.RunError, match="cuda_graph: stored True, now False"):
             start(store, problems, solutions, FakeJudge())
 

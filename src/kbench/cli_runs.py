@@ -547,7 +547,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     revision = (manifest.git_revision or "unknown")[:12] + (" (dirty)" if manifest.git_dirty else "")
     out.print(
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
-        f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}",
+        f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}"
+        + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
         highlight=False,
         soft_wrap=True,
     )
