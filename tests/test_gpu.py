@@ -64,3 +64,17 @@ def test_a_candidate_that_cannot_be_captured_is_a_runtime_error_under_cuda_graph
     assert "captur" in verdict.reason
     plain = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_uncapturable.py", "cuda", size="small", policy="off")
     assert plain.status == "correct", plain.reason
+
+
+def test_a_new_placement_moves_the_next_buffers():
+    import torch
+
+    from kbench.timing import new_placement
+
+    device = torch.device("cuda")
+    where = []
+    for round_index in (0, 1):  # spacers of 48 and 16 MiB
+        spacer = new_placement(device, round_index)
+        where.append(torch.empty(64 << 20, dtype=torch.uint8, device=device).data_ptr())
+        del spacer
+    assert where[0] != where[1]

@@ -89,3 +89,43 @@ def test_graph_inputs_are_copied_in_place_and_a_changed_structure_is_refused():
     ]:
         with pytest.raises(GraphError, match=message):
             _copy_into(captured, changed, "the arguments")
+
+
+def _rounds(medians, spread=0.01, calls=60, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    return [[m * (1 + rng.uniform(-spread, spread)) for _ in range(calls)] for m in medians]
+
+
+def test_an_interval_over_rounds_holds_what_moves_between_rounds():
+    """With a new placement each round, rounds differ on purpose: the interval must
+    then widen to hold that, where the stratified one only sees the calls' noise."""
+    from kbench.timing import speedup_interval
+
+    baseline = _rounds([1.0, 1.0, 1.0], seed=1)
+    candidate = _rounds([0.5, 0.55, 0.45], seed=2)  # the candidate's time moves 10% with its placement
+    within = speedup_interval(baseline, candidate)
+    across = speedup_interval(baseline, candidate, over_rounds=True)
+    point = 1.0 / 0.5
+    assert within[0] <= point * 1.01 and within[1] >= point * 0.99
+    assert across[0] <= within[0] and across[1] >= within[1]
+    assert (across[1] - across[0]) > 3 * (within[1] - within[0])
+    steady = _rounds([0.5, 0.5, 0.5], seed=2)
+    assert speedup_interval(baseline, steady, over_rounds=True)[1] - speedup_interval(
+        baseline, steady, over_rounds=True)[0] < 0.05
+
+
+def test_new_placement_is_a_no_op_on_a_cpu_and_a_judged_option():
+    import kbench
+    from kbench.timing import new_placement
+
+    from conftest import PROBLEM, SOLUTIONS
+
+    assert new_placement(torch.device("cpu"), 0) is None
+    placed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, new_placement_per_round=True)
+    verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1, timing=placed)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.timing["settings"]["new_placement_per_round"] is True
+    low, high = verdict.speedup_interval["eager"]
+    assert low <= verdict.speedup["eager"] <= high

@@ -14,6 +14,7 @@ applied here, under the evaluation's policy.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import sqlite3
@@ -574,13 +575,15 @@ class _Evaluation:
         self._check_speed_of_light(candidate.median_ms)
         self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
         cand_samples = [r["samples_ms"] for r in cand_rounds]
+        interval = functools.partial(speedup_interval, candidate_rounds=cand_samples,
+                                     over_rounds=self.timing_settings.new_placement_per_round)
         eager = pooled(base_rounds["eager"])
         environment = self._environment()
         for column in self.baselines:
             if column in cached:  # eager now over the candidate, times the column over eager as cached
                 entry = cached[column]
                 factor = entry.runtime_ms / entry.eager_ms
-                low, high = speedup_interval([r["samples_ms"] for r in base_rounds["eager"]], cand_samples)
+                low, high = interval([r["samples_ms"] for r in base_rounds["eager"]])
                 self.record["baselines"][column] = {
                     "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
                     "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
@@ -589,7 +592,7 @@ class _Evaluation:
                 self.record["speedup_interval"][column] = [low * factor, high * factor]
                 continue
             measured = pooled(base_rounds[column])
-            low, high = speedup_interval([r["samples_ms"] for r in base_rounds[column]], cand_samples)
+            low, high = interval([r["samples_ms"] for r in base_rounds[column]])
             self.record["baselines"][column] = {
                 "runtime_ms": measured.median_ms,
                 "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},

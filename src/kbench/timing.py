@@ -50,6 +50,7 @@ class TimingSettings:
     budget_seconds: float = 5.0  # for the candidate's calls, over all rounds
     rounds: int = 3  # candidate and baselines alternate this many times (docs/timing.md)
     cuda_graph: bool = False  # time replays of one captured CUDA graph (GraphedCall) instead of calls
+    new_placement_per_round: bool = False  # each round's buffers at a new place in memory (new_placement)
 
 
 @dataclass(frozen=True)
@@ -128,19 +129,29 @@ def pooled(rounds: list[dict[str, Any]]) -> Timing:
 
 
 def speedup_interval(
-    baseline_rounds: list[list[float]], candidate_rounds: list[list[float]], reps: int = 1000, seed: int = 0
+    baseline_rounds: list[list[float]],
+    candidate_rounds: list[list[float]],
+    reps: int = 1000,
+    seed: int = 0,
+    over_rounds: bool = False,
 ) -> tuple[float, float]:
     """95% interval of median(baseline) / median(candidate) over the pooled calls.
 
     Bootstrap stratified by round: each replicate redraws every round's calls
     from that round, so the drift between rounds stays in the replicate as it
-    was measured, and the interval reflects the noise within rounds.
+    was measured, and the interval reflects the noise within rounds. With
+    ``over_rounds`` (rounds that differ on purpose: a new placement each) a
+    replicate first redraws the rounds themselves, each candidate round with
+    the baseline round it alternated with, so the interval also holds what
+    changes from round to round.
     """
     rng = random.Random(seed)
     ratios = []
+    indices = range(min(len(baseline_rounds), len(candidate_rounds)))
     for _ in range(reps):
-        base = [x for r in baseline_rounds for x in rng.choices(r, k=len(r))]
-        cand = [x for r in candidate_rounds for x in rng.choices(r, k=len(r))]
+        chosen = rng.choices(indices, k=len(indices)) if over_rounds else indices
+        base = [x for i in chosen for x in rng.choices(baseline_rounds[i], k=len(baseline_rounds[i]))]
+        cand = [x for i in chosen for x in rng.choices(candidate_rounds[i], k=len(candidate_rounds[i]))]
         ratios.append(statistics.median(base) / statistics.median(cand))
     ratios.sort()
     return ratios[int(0.025 * reps)], ratios[int(0.975 * reps) - 1]
@@ -292,6 +303,29 @@ def measure(
                 break
 
     return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings), overhead_ms)
+
+
+PLACEMENT_STEP_BYTES = 2 << 20  # the caching allocator's rounding of large blocks
+PLACEMENT_STEPS = 32
+
+
+def new_placement(device: torch.device, round_index: int) -> torch.Tensor | None:
+    """Make the next buffers land somewhere new, and return what must be held meanwhile.
+
+    Within one process the caching allocator hands each call's inputs and
+    outputs the blocks the last call freed, so every call of a round sees the
+    same placement in memory. Before a round this releases the cached blocks
+    and takes a spacer of a size fixed by the round's index (0-62 MiB, the
+    same sequence in the candidate's and the baselines' processes): what the
+    round allocates then comes from new allocations after it. The model's own
+    weights stay where they are. Nothing to do on a CPU.
+    """
+    if device.type != "cuda":
+        return None
+    _cuda_sync(device)
+    torch.cuda.empty_cache()
+    steps = random.Random(round_index).randrange(PLACEMENT_STEPS)
+    return torch.empty(steps * PLACEMENT_STEP_BYTES, dtype=torch.uint8, device=device)
 
 
 class GraphError(RuntimeError):

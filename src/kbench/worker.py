@@ -102,6 +102,8 @@ class Session:
         self.timed: Any = None
         self.graphed: timing.GraphedCall | None = None  # settings.cuda_graph: captured at the first timed call
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
+        self.rounds_timed = 0
+        self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -212,6 +214,10 @@ class Session:
         if settings.cuda_graph and self.graphed is None and self.column not in baselines.GRAPHED_COLUMNS:
             recorder = self.captured_ops if self.guard else None
             self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
+        if settings.new_placement_per_round:
+            self.spacer = None
+            self.spacer = timing.new_placement(self.device, self.rounds_timed)
+        self.rounds_timed += 1
         with phase("forward"):
             stage = self.graphed.stage if self.graphed else None
             measured = timing.measure(self.timed, fresh, self.device, settings, deadline, stage)
