@@ -189,3 +189,19 @@ def test_a_bfloat16_variant_casts_inputs_and_weights_for_both_sides(tmp_path):
     ).replace("z, self.linear.bias, y", "z, self.linear.bias.float(), y"))
     wrong = kbench.evaluate(problem, fp32, "cpu", dtype="bfloat16", trials=1, measure_time=False)
     assert wrong.status == "incorrect" and "dtype" in wrong.reason, wrong.reason
+
+
+def test_both_workers_run_a_dtype_at_its_own_default_size(tmp_path):
+    problem = tmp_path / "linear_tanh_bf16_sized.py"
+    problem.write_text('KBENCH_DTYPES = ("float32", "bfloat16")\nKBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 8}}\n'
+                       + PROBLEM.read_text())
+    picky = tmp_path / "expects_eight_rows.py"
+    picky.write_text((SOLUTIONS / "honest_triton.py").read_text().replace(
+        "        z = (x @ self.linear.weight.t()).contiguous()",
+        "        if x.shape[0] != 8:\n            raise RuntimeError(f'{x.shape[0]} rows')\n"
+        "        z = (x @ self.linear.weight.t()).contiguous()",
+    ))
+    sized = kbench.evaluate(problem, picky, "cpu", size="default", dtype="bfloat16", trials=1, measure_time=False)
+    assert sized.status == "correct", sized.reason
+    plain = kbench.evaluate(problem, picky, "cpu", size="default", trials=1, measure_time=False)
+    assert plain.status == "runtime_error" and "32 rows" in plain.reason

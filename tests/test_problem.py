@@ -34,6 +34,20 @@ def test_small_size_rewrites_constants_and_what_derives_from_them(tmp_path):
     assert import_problem(problem, "default").width == 2048
 
 
+SIZED_BY_DTYPE = GOOD.replace(
+    'KBENCH_SMALL = {"n": 4}',
+    'KBENCH_SMALL = {"n": 4}\nKBENCH_DTYPES = ("float32", "bfloat16")\nKBENCH_DTYPE_SIZES = {"bfloat16": {"n": 4096}}',
+)
+
+
+def test_a_dtype_can_have_default_sizes_of_its_own(tmp_path):
+    problem = load_problem(write(tmp_path, SIZED_BY_DTYPE))
+    assert import_problem(problem, "default", "bfloat16").width == 8192
+    assert import_problem(problem, "default", "float32").width == 2048
+    assert import_problem(problem, "default").width == 2048
+    assert import_problem(problem, "small", "bfloat16").width == 8  # the small size is the small size
+
+
 def test_level_and_name_come_from_the_path_when_not_declared(tmp_path):
     folder = tmp_path / "level2"
     folder.mkdir()
@@ -49,6 +63,9 @@ def test_level_and_name_come_from_the_path_when_not_declared(tmp_path):
         ("class Model:\n    pass\n", "defines no function get_inputs()"),
         (GOOD.replace('{"n": 4}', '{"m": 4}'), "KBENCH_SMALL names ['m']"),
         (GOOD.replace('{"n": 4}', "dict(n=4)"), "KBENCH_SMALL must be a literal"),
+        (SIZED_BY_DTYPE.replace('{"n": 4096}', '{"m": 4096}'), "KBENCH_DTYPE_SIZES['bfloat16'] names ['m']"),
+        (SIZED_BY_DTYPE.replace('"bfloat16": {', '"float16": {'), "names ['float16'], not in its KBENCH_DTYPES"),
+        (SIZED_BY_DTYPE.replace('{"bfloat16": {"n": 4096}}', '{"bfloat16": 4096}'), "must map dtype names to dicts"),
     ],
 )
 def test_broken_problem_files_name_the_file_and_the_defect(tmp_path, text, message):

@@ -116,6 +116,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
         "problem_path": str(problem.path),
         "problem_sha256": problem.sha256,
         "small": problem.small,
+        "dtype_sizes": problem.dtype_sizes,
         "size": size,
         "device": device,
         "init_seed": init_seed,

@@ -8,6 +8,10 @@ ignored by other tools, so the file stays a plain KernelBench problem:
 - ``KBENCH_LEVEL = 1`` and ``KBENCH_NAME = "..."`` (else taken from the path);
 - ``KBENCH_SMALL = {"batch_size": 16, ...}``: values that replace the top-level
   size constants of the same names for the ``small`` size (CPU checks, CI);
+- ``KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 64, ...}}``: values that
+  replace size constants at the default size when the problem is judged in
+  that dtype (a bf16 variant several times faster than the fp32 file would
+  otherwise fall under the audit's 1 ms floor);
 - ``KBENCH_TOLERANCE = {"float32": {"atol": ..., "rtol": ...}}``: a problem's
   own tolerance where the default for its dtype is wrong for it;
 - ``def kbench_flops()`` and ``def kbench_bytes()``: the operation count and the
@@ -63,6 +67,11 @@ class Problem:
     tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
     dtypes: tuple[str, ...] = ("float32",)
     requires: tuple[str, ...] = ()
+    dtype_sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def size_constants(self, size: str, dtype: str = "float32") -> dict[str, Any]:
+        """The size constants replaced when the file runs at ``size`` in ``dtype``."""
+        return self.small if size == "small" else self.dtype_sizes.get(dtype, {})
 
     @property
     def source(self) -> str:
@@ -104,6 +113,16 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
             f"problem file {path}: KBENCH_SMALL names {unknown}, "
             "which are not top-level constants of the file"
         )
+    dtype_sizes = constants.get("KBENCH_DTYPE_SIZES", {})
+    if not isinstance(dtype_sizes, dict) or not all(isinstance(v, dict) for v in dtype_sizes.values()):
+        raise ProblemError(f"problem file {path}: KBENCH_DTYPE_SIZES must map dtype names to dicts")
+    for dtype, values in dtype_sizes.items():
+        unknown = sorted(set(values) - assigned)
+        if unknown:
+            raise ProblemError(
+                f"problem file {path}: KBENCH_DTYPE_SIZES[{dtype!r}] names {unknown}, "
+                "which are not top-level constants of the file"
+            )
     tolerance = constants.get("KBENCH_TOLERANCE", {})
     if not isinstance(tolerance, dict):
         raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE must be a dict")
@@ -113,6 +132,9 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
     if unknown_dtypes:
         raise ProblemError(f"problem file {path}: KBENCH_DTYPES names {unknown_dtypes}; known: {', '.join(DTYPES)}")
     requires = _names(constants, "KBENCH_REQUIRES", path, ())
+    unsized = sorted(set(dtype_sizes) - set(dtypes))
+    if unsized:
+        raise ProblemError(f"problem file {path}: KBENCH_DTYPE_SIZES names {unsized}, not in its KBENCH_DTYPES")
 
     level = constants.get("KBENCH_LEVEL")
     if level is None:
@@ -128,6 +150,7 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
         tolerance=tolerance,
         dtypes=dtypes,
         requires=requires,
+        dtype_sizes=dtype_sizes,
     )
 
 
@@ -192,32 +215,29 @@ def resolve_size(size: str, device: str) -> str:
     return size
 
 
-def sized_tree(problem: Problem, size: str) -> ast.Module:
-    """The problem's syntax tree with its size constants set for ``size``.
+def sized_tree(problem: Problem, size: str, dtype: str = "float32") -> ast.Module:
+    """The problem's syntax tree with its size constants set for ``size`` and ``dtype``.
 
     Rewriting the assignments (rather than patching module attributes after
     import) keeps constants derived from them consistent.
     """
     tree = ast.parse(problem.source, filename=str(problem.path))
-    if size == "small":
-        for node in tree.body:
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name) and target.id in problem.small:
-                        node.value = ast.copy_location(
-                            ast.parse(repr(problem.small[target.id]), mode="eval").body,
-                            node.value,
-                        )
-        ast.fix_missing_locations(tree)
+    values = problem.size_constants(size, dtype)
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in values:
+                    node.value = ast.copy_location(ast.parse(repr(values[target.id]), mode="eval").body, node.value)
+    ast.fix_missing_locations(tree)
     return tree
 
 
-def import_problem(problem: Problem, size: str) -> types.ModuleType:
-    """Execute the problem file at ``size``. Only for worker processes."""
+def import_problem(problem: Problem, size: str, dtype: str = "float32") -> types.ModuleType:
+    """Execute the problem file at ``size`` in ``dtype``'s sizes. Only for worker processes."""
     module = types.ModuleType(f"kbench_problem_{problem.sha256[:12]}")
     module.__file__ = str(problem.path)
     sys.modules[module.__name__] = module
-    code = compile(sized_tree(problem, size), str(problem.path), "exec")
+    code = compile(sized_tree(problem, size, dtype), str(problem.path), "exec")
     exec(code, module.__dict__)
     if not hasattr(module, "get_init_inputs"):
         module.get_init_inputs = lambda: []

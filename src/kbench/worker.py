@@ -98,6 +98,7 @@ class Session:
         self.problem: Problem | None = None
         self.model_class: Any = None
         self.dtype: torch.dtype | None = None
+        self.judged_dtype = "float32"
         self.column: str | None = None
         self.timed: Any = None
         self.graphed: timing.GraphedCall | None = None  # settings.cuda_graph: captured at the first timed call
@@ -113,10 +114,12 @@ class Session:
             if self.device.type == "cuda":
                 torch.cuda.set_device(self.device)
             pinned = state.pin()
-            self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"])
-            self.problem_module = import_problem(self.problem, msg["size"])
+            self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
+                                   dtype_sizes=msg.get("dtype_sizes", {}))
+            self.judged_dtype = msg.get("dtype", "float32")
+            self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
             self.model_class = self.problem_module.Model
-        self.dtype = _dtype(msg.get("dtype", "float32"))
+        self.dtype = _dtype(self.judged_dtype)
         self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
@@ -137,7 +140,7 @@ class Session:
     def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The problem at another size, and a new model for it (the solution is not re-imported)."""
         with phase("problem"):
-            self.problem_module = import_problem(self.problem, msg["size"])
+            self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
         self._build_model(msg["init_seed"])
         return {"ok": True}
 
