@@ -7,6 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv2d + PixelShuffle + PReLU"
 KBENCH_SMALL = {"batch_size": 2, "channels": 8, "height": 12, "width": 12}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.546 ms eager on the H200 (2026-11-29), under the audit"s 1 ms floor;
+# this size is scaled from that time (about 2-3 ms), not yet measured.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 80}}
 
 batch_size = 16
 channels = 64
