@@ -45,7 +45,8 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
             console.print(f"  {column}{source}: {_timing_line(baseline.get('timing'))}", highlight=False)
             speedup, interval = verdict.speedup.get(column), verdict.speedup_interval.get(column)
             if speedup is not None:
-                within = f" (95% interval {interval[0]:.4g}-{interval[1]:.4g})" if interval else ""
+                # Within this evaluation's processes; a re-evaluation moves more (docs/timing.md, Repeatability).
+                within = f" (95% interval within this evaluation {interval[0]:.4g}-{interval[1]:.4g})" if interval else ""
                 console.print(f"    speedup over {column}: {speedup:.4g}x{within}", highlight=False)
             for line in baseline.get("not_used", []):
                 console.print(f"    cached {column} {line}", highlight=False, markup=False)
