@@ -213,15 +213,15 @@ class Session:
         fresh = timing.FreshInputs(self.inputs, self._seed_from_judge)
         settings = timing.TimingSettings(**msg["settings"])
         deadline = time.monotonic() + msg["budget_seconds"]
-        # Columns that are CUDA graphs already (reduce-overhead, cudagraphs) are timed as they are.
-        if settings.cuda_graph and self.graphed is None and self.column not in baselines.GRAPHED_COLUMNS:
-            recorder = self.captured_ops if self.guard else None
-            self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
-        if settings.new_placement_per_round:
-            self.spacer = None
-            self.spacer = timing.new_placement(self.device, self.rounds_timed)
-        self.rounds_timed += 1
         with phase("forward"):
+            # Columns that are CUDA graphs already (reduce-overhead, cudagraphs) are timed as they are.
+            if settings.cuda_graph and self.graphed is None and self.column not in baselines.GRAPHED_COLUMNS:
+                recorder = self.captured_ops if self.guard else None
+                self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
+            if settings.new_placement_per_round:
+                self.spacer = None
+                self.spacer = timing.new_placement(self.device, self.rounds_timed)
+            self.rounds_timed += 1
             stage = self.graphed.stage if self.graphed else None
             measured = timing.measure(self.timed, fresh, self.device, settings, deadline, stage)
         findings = self.guard.state_findings() if self.guard else []
