@@ -176,7 +176,7 @@ def test_cli_json_and_exit_status(audited, monkeypatch):
     assert records[1]["reference_error"]["tolerance_fraction"] is None
     assert all({"id", "path", "flags"} <= r.keys() for r in records)
 
-    done = CliRunner().invoke(app, ["audit", "level1/relu", "--device", "cpu"])
+    done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu"])
     assert done.exit_code == 0 and "tolerance_too_tight: the reference" in done.stdout
     assert "2 problem(s) audited, 2 flagged" in done.stdout
 
