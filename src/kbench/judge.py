@@ -238,15 +238,15 @@ def measure_baselines(
         loaded = evaluation._ask_reference(eager, "loading the problem")
         evaluation.record.update(device_name=loaded.get("device_name"), versions=loaded.get("versions", {}),
                                  settings=loaded.get("settings", {}))
-        workers.update(evaluation._column_workers([c for c in wanted if c != "eager"]))
+        compiled = evaluation._column_workers(list(wanted))  # eager's is the one above
+        workers.update(compiled)
         rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
-        for index in range(max(1, timing.rounds)):
+        eager_round = _call_message("time", None, None, timing, timing.budget_seconds / max(1, timing.rounds))
+        for _ in range(max(1, timing.rounds)):
             seeds = SeedFeed()
-            budget = timing.budget_seconds / max(1, timing.rounds)
-            first = evaluation._ask_reference(eager, "timing the eager baseline", _call_message("time", None, None, timing, budget), seeds)
+            first = evaluation._ask_reference(eager, "timing the eager baseline", eager_round, seeds)
             rounds["eager"].append(first["timing"])
-            columns = {column: worker for column, worker in workers.items() if column != "eager"}
-            evaluation._replay_round(columns, first["timing"], seeds, rounds)
+            evaluation._replay_round(compiled, first["timing"], seeds, rounds)
     finally:
         for worker in workers.values():
             worker.close()
@@ -578,13 +578,16 @@ class _Evaluation:
         cand_samples = [r["samples_ms"] for r in cand_rounds]
         interval = functools.partial(speedup_interval, candidate_rounds=cand_samples,
                                      over_rounds=self.timing_settings.new_placement_per_round)
-        eager = pooled(base_rounds["eager"])
+        # Each measured column (eager too) pooled and bootstrapped once; cached columns scale eager's.
+        measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
+        intervals = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
+        eager = measured_columns["eager"]
         environment = self._environment()
         for column in self.baselines:
             if column in cached:  # eager now over the candidate, times the column over eager as cached
                 entry = cached[column]
                 factor = entry.runtime_ms / entry.eager_ms
-                low, high = interval([r["samples_ms"] for r in base_rounds["eager"]])
+                low, high = intervals["eager"]
                 self.record["baselines"][column] = {
                     "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
                     "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
@@ -592,8 +595,7 @@ class _Evaluation:
                 self.record["speedup"][column] = eager.median_ms / candidate.median_ms * factor
                 self.record["speedup_interval"][column] = [low * factor, high * factor]
                 continue
-            measured = pooled(base_rounds[column])
-            low, high = interval([r["samples_ms"] for r in base_rounds[column]])
+            measured, (low, high) = measured_columns[column], intervals[column]
             self.record["baselines"][column] = {
                 "runtime_ms": measured.median_ms,
                 "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
