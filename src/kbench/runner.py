@@ -23,7 +23,7 @@ import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from kbench import judge
 from kbench.baselines import check_columns
@@ -211,26 +211,13 @@ def generated_config(
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agent's settings, plain JSON values)."""
-    _check_baselines(baselines)
+    config = _config(
+        plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
+        policy=policy, cuda_graph=cuda_graph, source=source, samples=samples, turns=turns, generation=generation,
+    )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
-    return RunConfig(
-        selection=normalise_selection(selection),
-        solutions=model,
-        device=device,
-        size=size,
-        trials=trials,
-        timeout=timeout,
-        baselines=tuple(baselines),
-        policy=check_policy(policy),
-        suite_sha256=sha256_lines([f"{p.id}\0{p.sha256}" for p in plan.problems]),
-        solutions_sha256="",
-        source=source,
-        samples=samples,
-        turns=turns,
-        generation=generation,
-        cuda_graph=cuda_graph,
-    )
+    return config
 
 
 def run_config(
@@ -246,19 +233,28 @@ def run_config(
     policy: str = DEFAULT_POLICY,
     cuda_graph: bool = False,
 ) -> RunConfig:
+    """The config of a run that replays the solution files under ``solutions``."""
+    solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
+    return _config(
+        plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
+        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph,
+    )
+
+
+def _config(
+    plan: Plan, selection: Sequence[str], solutions: str, solutions_sha256: str, *,
+    baselines: Sequence[str], policy: str, **fields: Any,
+) -> RunConfig:
+    """What every run's config holds, checked, plus its source's own ``fields``."""
     _check_baselines(baselines)
     return RunConfig(
         selection=normalise_selection(selection),
-        solutions=str(solutions.resolve()),
-        device=device,
-        size=size,
-        trials=trials,
-        timeout=timeout,
+        solutions=solutions,
         baselines=tuple(baselines),
         policy=check_policy(policy),
         suite_sha256=sha256_lines([f"{p.id}\0{p.sha256}" for p in plan.problems]),
-        solutions_sha256=sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples]),
-        cuda_graph=cuda_graph,
+        solutions_sha256=solutions_sha256,
+        **fields,
     )
 
 
