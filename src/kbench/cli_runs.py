@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -243,12 +243,8 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         raise _Usage("a new run needs --problems")
     old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
     selection = tuple(problems) if problems else stored.selection
-    device = resolve_device(device if device is not None else stored.device if stored else None)
-    size = resolve_size(size or (stored.size if stored else "auto"), device)
-    trials = trials or (stored.trials if stored else DEFAULT_TRIALS)
-    timeout = timeout or (stored.timeout if stored else DEFAULT_TIMEOUT)
-    policy = policy or (stored.policy if stored else DEFAULT_POLICY)
-    cuda_graph = _cuda_graph(cuda_graph, stored, device)
+    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
+                             policy=policy, cuda_graph=cuda_graph)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise _Usage(f"--target {target!r}: choose triton or cuda")
@@ -265,13 +261,14 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         refine = agent.restore_template(old.refine_template, target)
     else:
         refine = agent.choose_template(agent.DEFAULT_REFINE_TEMPLATE, target, "refine")
-    gpu = options.gpu if options.gpu is not None else old.gpu if old else agent.default_gpu(device)
+    gpu = options.gpu if options.gpu is not None else old.gpu if old else agent.default_gpu(judged["device"])
     same_provider = old is not None and old.provider == spec.provider
     if spec.provider == "command":
         stored_agent = (old.agent or {}) if same_provider else {}
         provider = providers.CommandProvider(
             spec.name,
-            judge=providers.JudgeSettings(device, size, trials, timeout, policy, cuda_graph),
+            judge=providers.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
+                                          judged["policy"], judged["cuda_graph"]),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or providers.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
         )
@@ -303,13 +300,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         samples=samples,
         turns=turns,
         generation=the_agent.config(turns).to_dict(),
-        device=device,
-        size=size,
-        trials=trials,
-        timeout=timeout,
-        baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
-        policy=policy,
-        cuda_graph=cuda_graph,
+        **judged,
     )
     return config, plan, the_agent
 
@@ -321,29 +312,29 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
         raise _Usage("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
-    device = resolve_device(device if device is not None else stored.device if stored else None)
-    size = resolve_size(size or (stored.size if stored else "auto"), device)
+    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
+                             policy=policy, cuda_graph=cuda_graph)
     plan = runner.plan_replay(_runnable(selection), solutions_dir)
-    config = runner.run_config(
-        plan,
-        selection=selection,
-        solutions=solutions_dir,
-        device=device,
-        size=size,
-        trials=trials or (stored.trials if stored else DEFAULT_TRIALS),
-        timeout=timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
-        baselines=tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
-        policy=policy or (stored.policy if stored else DEFAULT_POLICY),
-        cuda_graph=_cuda_graph(cuda_graph, stored, device),
-    )
-    return config, plan
+    return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
-def _cuda_graph(given: bool | None, stored: RunConfig | None, device: str) -> bool:
-    """--cuda-graph as given, else as the run was stored; only on a CUDA device."""
-    chosen = given if given is not None else stored.cuda_graph if stored else False
-    check_settings(TimingSettings(cuda_graph=chosen), device)
-    return chosen
+def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph
+                    ) -> dict[str, Any]:
+    """How the run's candidates are judged: each option as given, else as the run
+    was stored, else the default; the device and size resolved, CUDA-graph
+    timing only on a CUDA device."""
+    device = resolve_device(device if device is not None else stored.device if stored else None)
+    cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
+    check_settings(TimingSettings(cuda_graph=cuda_graph), device)
+    return {
+        "device": device,
+        "size": resolve_size(size or (stored.size if stored else "auto"), device),
+        "trials": trials or (stored.trials if stored else DEFAULT_TRIALS),
+        "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
+        "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
+        "cuda_graph": cuda_graph,
+        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
+    }
 
 
 def _runnable(selection) -> list:
