@@ -8,7 +8,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Depthwise Conv1d + BatchNorm + SiLU"
 KBENCH_SMALL = {"batch_size": 2, "channels": 16, "seq_len": 128}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.55 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.014, "rtol": 0.028}}
 
 batch_size = 128
 channels = 512

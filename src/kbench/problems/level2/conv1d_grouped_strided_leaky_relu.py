@@ -8,8 +8,11 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Grouped Conv1d stride 4 + LeakyReLU"
 KBENCH_SMALL = {"batch_size": 2, "channels": 32, "seq_len": 512, "groups": 4}
 KBENCH_DTYPES = ("float32", "bfloat16")
-# bf16 at the fp32 size ran 0.999 ms eager on the H200 (2026-11-29), under the audit"s 1 ms floor;
-# this size is scaled from that time (about 2-3 ms), not yet measured.
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.51 of atol 0.01, rtol 0.01
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.013, "rtol": 0.013}}
+# bf16 at the fp32 size ran 0.999 ms eager on the H200 (2026-11-29), under the audit's 1 ms floor;
+# this size, scaled from that time, measured 2.71 ms (audit 2026-11-30).
 KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 48}}
 
 batch_size = 16

@@ -7,8 +7,11 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv2d + channel mean/max + Conv2d 7x7 + sigmoid + multiply"
 KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-# bf16 at the fp32 size ran 0.903 ms eager on the H200 (2026-11-29), under the audit"s 1 ms floor;
-# this size is scaled from that time (about 2-3 ms), not yet measured.
+# bf16 on the H200 (audit 2026-11-30): the reference is off from float64 by up to 0.031 at values
+# near 2 (one bf16 step); the default 1e-2 is too tight.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.02, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.903 ms eager on the H200 (2026-11-29), under the audit's 1 ms floor;
+# this size, scaled from that time, measured 2.48 ms (audit 2026-11-30).
 KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 96}}
 
 batch_size = 32

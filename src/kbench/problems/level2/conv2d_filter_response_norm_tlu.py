@@ -7,7 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv2d + FRN + TLU"
 KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.04, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.57 of atol 0.04, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.057, "rtol": 0.029}}
 
 batch_size = 32
 in_channels = 64

@@ -15,10 +15,12 @@ KBENCH_SMALL = {
     "groups": 4,
 }
 KBENCH_DTYPES = ("float32", "bfloat16")
-# bf16 at the fp32 size ran 0.588 ms eager on the H200 (2026-11-29), under the audit"s 1 ms floor;
-# this size is scaled from that time (about 2-3 ms), not yet measured.
+# bf16 at the fp32 size ran 0.588 ms eager on the H200 (2026-11-29), under the audit's 1 ms floor;
+# this size, scaled from that time, measured 2.53 ms (audit 2026-11-30).
 KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 80}}
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.83 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.021, "rtol": 0.042}}
 
 batch_size = 16
 in_channels = 128

@@ -8,10 +8,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv2d + LeakyReLU + pixel norm"
 KBENCH_SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-# bf16 at the fp32 size ran 0.94 ms eager on the H200 (2026-11-29), under the audit"s 1 ms floor;
-# this size is scaled from that time (about 2-3 ms), not yet measured.
+# bf16 at the fp32 size ran 0.94 ms eager on the H200 (2026-11-29), under the audit's 1 ms floor;
+# this size, scaled from that time, measured 2.59 ms (audit 2026-11-30).
 KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 96}}
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.62 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.016, "rtol": 0.031}}
 
 batch_size = 32
 in_channels = 64

@@ -7,7 +7,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv2d + softmax over channels"
 KBENCH_SMALL = {"batch_size": 2, "in_channels": 16, "num_classes": 21, "height": 16, "width": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 1e-05, "rtol": 0.04}}
+# bf16 at the fp32 size ran 0.84 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 96}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.77 of atol 1e-05, rtol 0.04
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 1e-05, "rtol": 0.077}}
 
 batch_size = 32
 in_channels = 256

@@ -15,7 +15,12 @@ KBENCH_SMALL = {
     "groups": 4,
 }
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.80 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 12}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.95 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.024, "rtol": 0.048}}
 
 batch_size = 4
 in_channels = 64

@@ -14,7 +14,9 @@ KBENCH_SMALL = {
     "width": 8,
 }
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 1e-05, "rtol": 0.04}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.81 of atol 1e-05, rtol 0.04
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 1e-05, "rtol": 0.082}}
 
 batch_size = 2
 in_channels = 32

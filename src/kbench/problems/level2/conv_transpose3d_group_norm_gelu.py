@@ -16,7 +16,9 @@ KBENCH_SMALL = {
     "groups": 4,
 }
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.77 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.02, "rtol": 0.039}}
 
 batch_size = 8
 in_channels = 64

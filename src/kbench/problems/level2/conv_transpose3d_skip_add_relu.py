@@ -14,6 +14,9 @@ KBENCH_SMALL = {
     "width": 4,
 }
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.75 of atol 0.01, rtol 0.01
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.019, "rtol": 0.019}}
 
 batch_size = 16
 in_channels = 128

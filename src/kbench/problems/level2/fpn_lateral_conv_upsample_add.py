@@ -8,6 +8,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Pointwise Conv2d + nearest upsample + add"
 KBENCH_SMALL = {"batch_size": 2, "in_channels": 16, "out_channels": 16, "height": 16, "width": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 on the H200 (audit 2026-11-30): the reference is off from float64 by up to 0.031
+# (a 512-channel sum); the default 1e-2 is too tight.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.63 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 64}}
 
 batch_size = 16
 in_channels = 512

@@ -8,6 +8,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Two Linears + cosine similarity + scale"
 KBENCH_SMALL = {"pairs": 32, "image_features": 64, "text_features": 48, "embed_dim": 32}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.21 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"pairs": 98304}}
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.06, "rtol": 0.02}}
 
 pairs = 8192

@@ -7,7 +7,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Highway layer"
 KBENCH_SMALL = {"batch_size": 32, "features": 64}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.29 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 17408}}
+# At that size (71M outputs) the bf16 reference is off from float64 by up to 0.031 (one bf16
+# step near 0.06; H200 audit 2026-11-30): atol 0.01 is too tight.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05, "rtol": 0.02}}
 
 batch_size = 2048
 features = 4096

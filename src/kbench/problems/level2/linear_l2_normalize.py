@@ -8,6 +8,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Linear + L2 normalise"
 KBENCH_SMALL = {"batch_size": 32, "in_features": 64, "embed_dim": 32}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.20 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 409600}}
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.003, "rtol": 0.02}}
 
 batch_size = 32768

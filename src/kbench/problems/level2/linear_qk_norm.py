@@ -7,7 +7,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Linear + per-head RMSNorm"
 KBENCH_SMALL = {"tokens": 32, "hidden": 64, "heads": 4, "head_dim": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.35 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"tokens": 29696}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.58 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.015, "rtol": 0.03}}
 
 tokens = 4096
 hidden = 4096

@@ -7,6 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Linear + QuickGELU"
 KBENCH_SMALL = {"tokens": 32, "hidden": 64, "inner": 128}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.47 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"tokens": 86016}}
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
 
 tokens = 16384

@@ -7,6 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Linear + temperature + softmax"
 KBENCH_SMALL = {"batch_size": 32, "in_features": 64, "num_classes": 100}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.16 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 122880}}
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 1e-05, "rtol": 0.04}}
 
 batch_size = 8192

@@ -8,6 +8,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Linear + bias + softplus"
 KBENCH_SMALL = {"tokens": 64, "dt_rank": 16, "inner": 64}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.74 of atol 0.01, rtol 0.01
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.019, "rtol": 0.019}}
+# bf16 at the fp32 size ran 0.79 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"tokens": 102400}}
 
 tokens = 32768
 dt_rank = 256

@@ -8,7 +8,12 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "SwiGLU gate and up projections"
 KBENCH_SMALL = {"tokens": 32, "hidden": 64, "intermediate": 96}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 at the fp32 size ran 0.20 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"tokens": 25600}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.53 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.014, "rtol": 0.027}}
 
 tokens = 2048
 hidden = 2048

@@ -7,6 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "PointNet shared MLP + BatchNorm + ReLU + max over points"
 KBENCH_SMALL = {"clouds": 4, "points": 64, "in_features": 32, "out_features": 64}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.68 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"clouds": 112}}
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
 
 clouds = 32

@@ -7,7 +7,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv3d patchify + flatten + LayerNorm"
 KBENCH_SMALL = {"batch_size": 1, "in_channels": 3, "embed_dim": 16, "frames": 4, "image_size": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.93 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.024, "rtol": 0.047}}
 
 batch_size = 24
 in_channels = 3

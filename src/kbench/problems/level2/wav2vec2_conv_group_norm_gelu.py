@@ -8,7 +8,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Conv1d stride 5 + GroupNorm (per channel) + GELU"
 KBENCH_SMALL = {"batch_size": 2, "samples": 2000, "channels": 32}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.73 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.019, "rtol": 0.037}}
 
 batch_size = 16
 samples = 160000

@@ -8,7 +8,9 @@ KBENCH_LEVEL = 2
 KBENCH_NAME = "Depthwise Conv3d + BatchNorm + SiLU"
 KBENCH_SMALL = {"batch_size": 2, "channels": 8, "depth": 4, "height": 8, "width": 8}
 KBENCH_DTYPES = ("float32", "bfloat16")
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.01, "rtol": 0.02}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.57 of atol 0.01, rtol 0.02
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.015, "rtol": 0.029}}
 
 batch_size = 16
 channels = 192

@@ -9,6 +9,9 @@ KBENCH_LEVEL = 3
 KBENCH_NAME = "Cross-attention (image tokens to text context)"
 KBENCH_SMALL = {"batch_size": 2, "num_tokens": 64, "context_len": 7, "d_model": 32, "d_context": 24, "num_heads": 4}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.71 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 112}}
 # In bfloat16 the reference itself is off from float64 by up to 0.0078 (1 + |y|)
 # (CPU, small and default size): the default 1e-2 is too tight.
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.02, "rtol": 0.02}}

@@ -7,9 +7,9 @@ KBENCH_LEVEL = 3
 KBENCH_NAME = "DLRM recommender"
 KBENCH_SMALL = {"batch_size": 32, "num_rows": 100, "emb_dim": 16, "bottom_hidden": 32, "top_hidden": 64}
 KBENCH_DTYPES = ("float32", "bfloat16")
-# In bfloat16 the reference itself is off from float64 by up to 0.014 (1 + |y|)
-# (CPU, small and default size): the default 1e-2 is too tight.
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.04, "rtol": 0.04}}
+# In bfloat16 the reference itself is off from float64 by up to 0.014 (1 + |y|) on the CPU and
+# by up to 0.079 on the H200 (audit 2026-11-30, near-zero logits): the default 1e-2 is too tight.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.15, "rtol": 0.05}}
 
 batch_size = 32768
 dense_features = 13

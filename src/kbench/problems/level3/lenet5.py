@@ -10,7 +10,9 @@ KBENCH_SMALL = {"batch_size": 16}
 KBENCH_DTYPES = ("float32", "bfloat16")
 # In bfloat16 the reference itself is off from float64 by up to 0.013 (1 + |y|)
 # (CPU, small and default size): the default 1e-2 is too tight.
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.04, "rtol": 0.04}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.54 of atol 0.04, rtol 0.04
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.055, "rtol": 0.055}}
 
 batch_size = 32768
 num_classes = 10

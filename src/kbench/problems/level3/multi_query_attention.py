@@ -8,6 +8,9 @@ KBENCH_LEVEL = 3
 KBENCH_NAME = "Causal multi-query attention"
 KBENCH_SMALL = {"batch_size": 2, "seq_len": 32, "d_model": 64, "num_heads": 4}
 KBENCH_DTYPES = ("float32", "bfloat16")
+# bf16 at the fp32 size ran 0.32 ms eager on the H200 (audit 2026-11-30), under the
+# audit's 1 ms floor; this size is scaled from that time to about 2.5 ms.
+KBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 64}}
 # In bfloat16 the reference itself is off from float64 by up to 0.019 (1 + |y|)
 # (CPU, small and default size): the default 1e-2 is too tight.
 KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05, "rtol": 0.05}}

@@ -9,7 +9,9 @@ KBENCH_REQUIRES = ("transformers",)
 KBENCH_DTYPES = ("float32", "bfloat16")
 # bfloat16: the reference's own error against float64 reaches about 0.035 x (1 + |output|); the tolerance
 # leaves room for a correct kernel that rounds differently.
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05, "rtol": 0.05}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.59 of atol 0.05, rtol 0.05
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.074, "rtol": 0.074}}
 KBENCH_SMALL = {"batch_size": 2, "seq_len": 32, "hidden_size": 64, "num_heads": 4, "num_kv_heads": 1, "intermediate_size": 160}
 
 batch_size = 1

@@ -9,7 +9,9 @@ KBENCH_REQUIRES = ("transformers",)
 KBENCH_DTYPES = ("float32", "bfloat16")
 # bfloat16: the reference's own error against float64 reaches about 0.033 x (1 + |output|); the tolerance
 # leaves room for a correct kernel that rounds differently.
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05, "rtol": 0.05}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.50 of atol 0.05, rtol 0.05
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.064, "rtol": 0.064}}
 KBENCH_SMALL = {"batch_size": 2, "seq_len": 48, "d_model": 64, "num_heads": 4, "d_kv": 16, "d_ff": 160}
 
 batch_size = 32

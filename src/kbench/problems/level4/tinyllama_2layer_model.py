@@ -9,7 +9,9 @@ KBENCH_REQUIRES = ("transformers",)
 KBENCH_DTYPES = ("float32", "bfloat16")
 # bfloat16: the reference's own error against float64 reaches about 0.048 x (1 + |output|); the tolerance
 # leaves room for a correct kernel that rounds differently.
-KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.08, "rtol": 0.08}}
+# bf16 on the H200 (audit 2026-11-30) the reference used 0.51 of atol 0.08, rtol 0.08
+# against float64: widened to about 2.5x its error, as on the CPU.
+KBENCH_TOLERANCE = {"bfloat16": {"atol": 0.11, "rtol": 0.11}}
 KBENCH_SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 256, "hidden_size": 64, "num_heads": 4, "num_kv_heads": 2, "intermediate_size": 128}
 
 batch_size = 1
