@@ -97,7 +97,6 @@ class Session:
         self.guard: RuntimeGuard | None = None
         self.problem: Problem | None = None
         self.model_class: Any = None
-        self.dtype: torch.dtype | None = None
         self.judged_dtype = "float32"
         self.column: str | None = None
         self.timed: Any = None
@@ -105,6 +104,11 @@ class Session:
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
         self.rounds_timed = 0
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
+
+    @property
+    def dtype(self) -> torch.dtype | None:
+        """What models and floating-point inputs are cast to; None: the file as written (float32)."""
+        return _dtype(self.judged_dtype)
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -119,7 +123,6 @@ class Session:
             self.judged_dtype = msg.get("dtype", "float32")
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
             self.model_class = self.problem_module.Model
-        self.dtype = _dtype(self.judged_dtype)
         self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
