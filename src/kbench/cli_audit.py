@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -79,6 +80,15 @@ def recorded(path: Path, device: str, size: str, dtype: str) -> dict[str, dict[s
                 and (record.get("device"), record.get("size"), record.get("dtype")) == (device, size, dtype)):
             kept[(record.get("id"), record["sha256"])] = record
     return kept
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """Whether the file's last line was cut short (by a killed audit); reads one byte."""
+    with path.open("rb") as f:
+        if f.seek(0, os.SEEK_END) == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
 
 
 def _resume_key(item: Problem | dict[str, Any]) -> tuple[str, str] | None:
@@ -172,7 +182,7 @@ def register(app: typer.Typer) -> None:
         if len(todo) < len(items):
             errors.print(f"{len(items) - len(todo)} problem(s) already recorded in {records_file}", highlight=False)
         sink = records_file.open("a") if records_file else None
-        if sink and records_file.stat().st_size and not records_file.read_bytes().endswith(b"\n"):
+        if sink and _ends_mid_line(records_file):
             sink.write("\n")  # after a line cut short by a killed audit, not on it
 
         def finished(record: dict[str, Any]) -> None:
