@@ -62,3 +62,19 @@ def test_strict_policy_rejects_plain_pytorch_before_running_it():
     assert (verdict["status"], verdict["correct"]) == ("rejected", False)
     assert verdict["reason"].startswith("no-kernel:")
     assert verdict["policy"] == "strict"
+
+
+def test_baseline_reports_each_problem_as_it_finishes_and_prints_json():
+    done = kbench("baseline", str(PROBLEM), "--device", "cpu", "--baseline", "eager", "--json")
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)
+    (problem_id, columns), = measured.items()
+    assert set(columns) == {"eager"} and columns["eager"]["runtime_ms"] > 0
+    assert f"[1/1] {problem_id}: eager " in done.stderr and " ms" in done.stderr
+
+
+def test_a_compiled_column_shows_its_speedup_over_eager():
+    from kbench.cli import _column_cell
+
+    assert _column_cell("eager", {"runtime_ms": 1.0, "eager_ms": 1.0}) == "1"
+    assert _column_cell("compile", {"runtime_ms": 2.0, "eager_ms": 1.0}, " ms") == "2 ms (0.500x)"

@@ -106,19 +106,30 @@ def baseline_command(
     except (ProblemError, ValueError) as exc:
         raise _usage_error(str(exc)) from exc
     results = {}
-    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines (cached)")
-    for prob in chosen:
+    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines, cached (x: over eager)")
+    progress = Console(stderr=True)
+    for number, prob in enumerate(chosen, 1):
         try:
             results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype, timing=settings)
         except ProblemError as exc:
             results[prob.id] = {"error": str(exc)}
-            Console(stderr=True).print(f"[yellow]{prob.id}[/yellow]: {exc}", highlight=False)
+            progress.print(f"[{number}/{len(chosen)}] [yellow]{prob.id}[/yellow]: {exc}", highlight=False)
             continue
-        table.add_row(prob.id, *[f"{m['runtime_ms']:.4g}" for m in results[prob.id].values()])
+        measured = results[prob.id].items()
+        # As each problem finishes: a long run that is stopped has still said what it measured.
+        progress.print(f"[{number}/{len(chosen)}] {prob.id}: " + ", ".join(
+            f"{column} {_column_cell(column, m, ' ms')}" for column, m in measured), highlight=False)
+        table.add_row(prob.id, *[_column_cell(column, m) for column, m in measured])
     if as_json:
         typer.echo(json.dumps(results, indent=2))
     else:
         console.print(table)
+
+
+def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str:
+    """A column's median, and for a compiled one its speedup over eager (below 1: slower)."""
+    time_ms = f"{measured['runtime_ms']:.4g}{unit}"
+    return time_ms if column == "eager" else f"{time_ms} ({measured['eager_ms'] / measured['runtime_ms']:.3f}x)"
 
 
 @app.command()
