@@ -74,12 +74,11 @@ def test_a_compiled_column_is_measured_once_then_taken_from_the_cache(tmp_path):
 
 
 def test_an_unusable_cache_file_is_a_flag_not_a_crash(tmp_path):
-    from kbench.judge import _Evaluation
+    from kbench.judge import _ReferenceSide
     from kbench.problem import load_problem
 
     broken = tmp_path / "not_a_db.sqlite"
     broken.write_text("this is not SQLite, and longer than a header " * 4)
-    evaluation = _Evaluation(load_problem(PROBLEM), None, "cpu", "small", 1, 60.0, TimingSettings(), None, "off", "float32")
-    evaluation.baselines, evaluation.baseline_cache = ("eager", "compile"), broken
-    assert evaluation._cached_columns() == {}
-    assert evaluation.baseline_cache is None and "not read" in evaluation.flags[0]
+    side = _ReferenceSide(load_problem(PROBLEM), "cpu", "small", "float32", TimingSettings(), 1, ("eager", "compile"), broken)
+    assert side.cached_columns() == {}
+    assert side.cache is None and "not read" in side.flags[0]

@@ -227,36 +227,31 @@ def measure_baselines(
     size = resolve_size(size, device)
     wanted = check_columns(list(columns), device)
     check_settings(timing, device)
-    cache = cache or default_cache_path()
-    evaluation = _Evaluation(problem, None, device, size, 1, REFERENCE_TIMEOUT, timing, None, "off", dtype)
-    evaluation.baselines, evaluation.baseline_cache = wanted, cache
-    evaluation.reference_deadline = time.monotonic() + REFERENCE_TIMEOUT
+    side = _ReferenceSide(problem, device, size, dtype, timing, secrets.randbits(62),
+                          wanted, cache or default_cache_path())
     eager = Worker(worker_env(device))
     workers = {"eager": eager}
     try:
-        eager.send({**load_message(problem, device, size, evaluation.seeds["init"], dtype), "role": "reference"})
-        loaded = evaluation._ask_reference(eager, "loading the problem")
-        evaluation.record.update(device_name=loaded.get("device_name"), versions=loaded.get("versions", {}),
-                                 settings=loaded.get("settings", {}))
-        compiled = evaluation._column_workers(list(wanted))  # eager's is the one above
+        eager.send({**side.load_message(), "role": "reference"})
+        side.loaded = side.ask(eager, "loading the problem")
+        compiled = side.column_workers(list(wanted))  # eager's is the one above
         workers.update(compiled)
         rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
         eager_round = _call_message("time", None, None, timing, timing.budget_seconds / max(1, timing.rounds))
         for _ in range(max(1, timing.rounds)):
             seeds = SeedFeed()
-            first = evaluation._ask_reference(eager, "timing the eager baseline", eager_round, seeds)
+            first = side.ask(eager, "timing the eager baseline", eager_round, seeds)
             rounds["eager"].append(first["timing"])
-            evaluation._replay_round(compiled, first["timing"], seeds, rounds)
+            side.replay_round(compiled, first["timing"], seeds, rounds)
     finally:
         for worker in workers.values():
             worker.close()
     eager_timing = pooled(rounds["eager"])
-    environment = evaluation._environment()
     results = {"eager": {"runtime_ms": eager_timing.median_ms, "eager_ms": eager_timing.median_ms}}
     for column in wanted:
         if column != "eager":
             measured = pooled(rounds[column])
-            evaluation._store_baseline(column, measured, eager_timing, environment)
+            side.store(column, measured, eager_timing)
             results[column] = {"runtime_ms": measured.median_ms, "eager_ms": eager_timing.median_ms}
     return results
 
@@ -325,9 +320,134 @@ def evaluate(
     evaluation = _Evaluation(
         problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
     )
-    evaluation.baselines = check_columns(list(baselines), device)
-    evaluation.baseline_cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
+    evaluation.reference_side.columns = check_columns(list(baselines), device)
+    evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
     return evaluation.run(measure_time)
+
+
+class _ReferenceSide:
+    """The reference's side of a measurement: its workers, its deadline, and the
+    baseline columns with their cache.
+
+    Eager is timed in a reference worker (an evaluation's own, or one of its
+    own ahead of a run); each compiled column in a fresh reference worker of
+    its own that replays exactly the calls another worker just timed, on the
+    same seeds; a compiled column measured before under this very environment
+    comes from the cache instead. An evaluation has one beside its candidate;
+    ``measure_baselines`` uses one alone.
+    """
+
+    def __init__(self, problem: Problem, device: str, size: str, dtype: str, timing: TimingSettings,
+                 init_seed: int, columns: tuple[str, ...] = ("eager",), cache: Path | None = None):
+        self.problem, self.device, self.size, self.dtype = problem, device, size, dtype
+        self.timing = timing
+        self.init_seed = init_seed
+        self.columns = columns
+        self.cache = cache
+        self.deadline = time.monotonic() + REFERENCE_TIMEOUT
+        self.loaded: dict[str, Any] = {}  # what the reference reported on load: GPU, versions, pinned settings
+        self.notes: dict[str, list[str]] = {}  # cached entries found under another environment, never used
+        self.flags: list[str] = []  # a cache that could not be read or written
+
+    def load_message(self, size: str | None = None) -> dict[str, Any]:
+        return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype)
+
+    def ask(self, reference: Worker, what: str, message: dict[str, Any] | None = None,
+            seeds: SeedFeed | None = None) -> dict[str, Any]:
+        """The reference's answer; any failure there is the problem's, not the candidate's."""
+        try:
+            answer = reference.request(message, self.deadline, what, seeds)
+        except WorkerLost as lost:
+            raise reference_failure(self.problem, what, lost.detail, reference) from lost
+        if not answer["ok"]:
+            raise reference_failure(
+                self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
+            )
+        return answer
+
+    def column_workers(self, columns: list[str]) -> dict[str, Worker]:
+        """A fresh reference worker per compiled column, loaded at the test size."""
+        workers: dict[str, Worker] = {}
+        try:
+            for column in columns:
+                if column == "eager":
+                    continue
+                worker = Worker(worker_env(self.device))
+                workers[column] = worker
+                worker.send({**self.load_message(), "role": "reference", "column": column})
+            for column, worker in workers.items():
+                self.ask(worker, f"loading the problem for the {column} baseline")
+        except BaseException:
+            for worker in workers.values():
+                worker.close()
+            raise
+        return workers
+
+    def replay_round(
+        self, workers: dict[str, Worker], timed: dict[str, Any], seeds: SeedFeed, rounds: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
+        settings = replace(
+            self.timing,
+            warmup_calls=int(timed["warmup_calls"]),
+            warmup_seconds=0.0,
+            min_calls=int(timed["count"]),
+            max_calls=int(timed["count"]),
+            target_rel_error=0.0,
+        )
+        message = _call_message("time", None, None, settings, REFERENCE_TIMEOUT)
+        for column, worker in workers.items():
+            answer = self.ask(worker, f"timing the {column} baseline", message, SeedFeed(replay=seeds.given))
+            rounds[column].append(answer["timing"])
+
+    def environment(self) -> Environment:
+        return Environment(
+            device_name=self.loaded.get("device_name"),
+            driver=driver_version() if self.device.startswith("cuda") else None,
+            versions=self.loaded.get("versions", {}),
+            settings=self.loaded.get("settings", {}),
+            timing=asdict(self.timing),
+        )
+
+    def cached_columns(self) -> dict[str, CachedBaseline]:
+        """Compiled columns measured before under exactly this environment; the
+        entries found under another one are kept in ``notes``, never used."""
+        found: dict[str, CachedBaseline] = {}
+        if self.cache is None or self.columns == ("eager",):
+            return found
+        try:
+            environment = self.environment()
+            with BaselineCache(self.cache) as cache:
+                for column in self.columns:
+                    if column == "eager":
+                        continue
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
+                    if hit:
+                        found[column] = hit
+                    if not_used:
+                        self.notes[column] = not_used
+        except (OSError, sqlite3.Error) as exc:  # an unreadable cache: measure everything, and say so
+            self.flags.append(f"baseline cache {self.cache} not read: {exc}")
+            self.cache = None
+            return {}
+        return found
+
+    def store(self, column: str, measured: Timing, eager: Timing) -> None:
+        """A compiled column just measured, into the cache (where there is one)."""
+        if self.cache is None:
+            return
+        environment = self.environment()
+        entry = CachedBaseline(
+            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
+            problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
+            runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
+            environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        try:
+            with BaselineCache(self.cache) as cache:
+                cache.put(entry)
+        except (OSError, sqlite3.Error) as exc:
+            self.flags.append(f"baseline cache {self.cache} not written: {exc}")
 
 
 class _Evaluation:
@@ -343,18 +463,17 @@ class _Evaluation:
         self.memory_limit = memory_limit_bytes
         self.phase_seconds: dict[str, float] = {}
         self.record: dict[str, Any] = {
-            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "baseline_notes": {}, "tolerance": {}
+            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "tolerance": {}
         }
-        self.baselines: tuple[str, ...] = ("eager",)
-        self.baseline_cache: Path | None = None
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
+        self.reference_side = _ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
         self.policy = policy
         self.flags: list[str] = []
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
         self.deadline = started + self.timeout
-        self.reference_deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
+        self.reference_side.deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
         try:
             self._consider(check_source(self.solution.source, reference_source=self.problem.source))
         except _Verdict as verdict:  # rejected before anything runs
@@ -377,18 +496,15 @@ class _Evaluation:
         # A kernel written for the test shape only is caught by one trial at the
         # problem's other (small) size first, where there is one.
         other_size = "small" if self.size == "default" and self.problem.small else None
-        load = load_message(self.problem, self.device, other_size or self.size, self.seeds["init"], self.dtype)
+        load = self.reference_side.load_message(other_size)
         load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
             candidate.send({**load, "role": "candidate"})
             with self._phase("load"):
-                ref_loaded = self._ask_reference(reference, "loading the problem")
+                ref_loaded = self.reference_side.ask(reference, "loading the problem")
                 loaded = self._ask_candidate(candidate, "building and loading the solution")
-            self.record["device_name"] = ref_loaded.get("device_name")
-            self.record["versions"] = ref_loaded.get("versions", {})
-            self.record["settings"] = ref_loaded.get("settings", {})
-            self.record["work"] = ref_loaded.get("work", {})
+            self.reference_side.loaded = ref_loaded
             self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
             self._consider_answer(loaded)
 
@@ -431,7 +547,7 @@ class _Evaluation:
             if not comparison.ok:
                 raise _Verdict("rejected", f"other-size: wrong {where}: {comparison.check}: {comparison.detail}")
             resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
-            self._ask_reference(reference, "building the model at the test size", resize)
+            self.reference_side.ask(reference, "building the model at the test size", resize)
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
@@ -444,8 +560,9 @@ class _Evaluation:
         and over time then moves both sides of the speedup alike (docs/timing.md).
         """
         rounds = max(1, self.timing_settings.rounds)
-        cached = self._cached_columns()
-        workers = {"eager": reference, **self._column_workers([c for c in self.baselines if c not in cached])}
+        side = self.reference_side
+        cached = side.cached_columns()
+        workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
         try:
             cand_rounds: list[dict[str, Any]] = []
             base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
@@ -459,9 +576,9 @@ class _Evaluation:
                 else:
                     candidate.pause()
                 # A compiled column compiles (max-autotune: minutes) in its first round.
-                self.reference_deadline = max(self.reference_deadline, time.monotonic() + REFERENCE_TIMEOUT)
+                side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 with self._phase("baseline"):
-                    self._replay_round(workers, timed, seeds, base_rounds)
+                    side.replay_round(workers, timed, seeds, base_rounds)
                 candidate.resume()
         finally:
             for column, worker in workers.items():
@@ -494,77 +611,6 @@ class _Evaluation:
                 "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
             )
 
-    def _replay_round(
-        self, workers: dict[str, Worker], timed: dict[str, Any], seeds: SeedFeed, rounds: dict[str, list[dict[str, Any]]]
-    ) -> None:
-        """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
-        message = self._replay_message(timed)
-        for column, worker in workers.items():
-            answer = self._ask_reference(worker, f"timing the {column} baseline", message, SeedFeed(replay=seeds.given))
-            rounds[column].append(answer["timing"])
-
-    def _replay_message(self, timed: dict[str, Any]) -> dict[str, Any]:
-        settings = replace(
-            self.timing_settings,
-            warmup_calls=int(timed["warmup_calls"]),
-            warmup_seconds=0.0,
-            min_calls=int(timed["count"]),
-            max_calls=int(timed["count"]),
-            target_rel_error=0.0,
-        )
-        return _call_message("time", None, None, settings, REFERENCE_TIMEOUT)
-
-    def _column_workers(self, columns: list[str]) -> dict[str, Worker]:
-        """A fresh reference worker per compiled column, loaded at the test size."""
-        workers: dict[str, Worker] = {}
-        try:
-            for column in columns:
-                if column == "eager":
-                    continue
-                worker = Worker(worker_env(self.device))
-                workers[column] = worker
-                load = load_message(self.problem, self.device, self.size, self.seeds["init"], self.dtype)
-                worker.send({**load, "role": "reference", "column": column})
-            for column, worker in workers.items():
-                self._ask_reference(worker, f"loading the problem for the {column} baseline")
-        except BaseException:
-            for worker in workers.values():
-                worker.close()
-            raise
-        return workers
-
-    def _environment(self) -> Environment:
-        return Environment(
-            device_name=self.record.get("device_name"),
-            driver=driver_version() if self.device.startswith("cuda") else None,
-            versions=self.record.get("versions", {}),
-            settings=self.record.get("settings", {}),
-            timing=asdict(self.timing_settings),
-        )
-
-    def _cached_columns(self) -> dict[str, CachedBaseline]:
-        """Compiled columns measured before under exactly this environment; the
-        entries found under another one are named in the verdict, never used."""
-        found: dict[str, CachedBaseline] = {}
-        if self.baseline_cache is None or self.baselines == ("eager",):
-            return found
-        try:
-            environment = self._environment()
-            with BaselineCache(self.baseline_cache) as cache:
-                for column in self.baselines:
-                    if column == "eager":
-                        continue
-                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
-                    if hit:
-                        found[column] = hit
-                    if not_used:
-                        self.record["baseline_notes"][column] = not_used
-        except (OSError, sqlite3.Error) as exc:  # an unreadable cache: measure everything, and say so
-            self.flags.append(f"baseline cache {self.baseline_cache} not read: {exc}")
-            self.baseline_cache = None
-            return {}
-        return found
-
     def _record_timings(
         self,
         cand_rounds: list[dict[str, Any]],
@@ -582,8 +628,7 @@ class _Evaluation:
         measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
         intervals = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
         eager = measured_columns["eager"]
-        environment = self._environment()
-        for column in self.baselines:
+        for column in self.reference_side.columns:
             if column in cached:  # eager now over the candidate, times the column over eager as cached
                 entry = cached[column]
                 factor = entry.runtime_ms / entry.eager_ms
@@ -603,23 +648,10 @@ class _Evaluation:
             }
             self.record["speedup"][column] = measured.median_ms / candidate.median_ms
             self.record["speedup_interval"][column] = [low, high]
-            if column != "eager" and self.baseline_cache is not None:
-                self._store_baseline(column, measured, eager, environment)
-        for column, notes in self.record["baseline_notes"].items():
+            if column != "eager":
+                self.reference_side.store(column, measured, eager)
+        for column, notes in self.reference_side.notes.items():
             self.record["baselines"][column]["not_used"] = notes
-
-    def _store_baseline(self, column: str, measured: Timing, eager: Timing, environment: Environment) -> None:
-        entry = CachedBaseline(
-            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
-            problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
-            runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
-            environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        )
-        try:
-            with BaselineCache(self.baseline_cache) as cache:
-                cache.put(entry)
-        except (OSError, sqlite3.Error) as exc:
-            self.flags.append(f"baseline cache {self.baseline_cache} not written: {exc}")
 
     def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
         return _call_message(op, seed, path, self.timing_settings, budget_seconds)
@@ -636,13 +668,13 @@ class _Evaluation:
             if verdict.phase == "problem":
                 # The problem's own code failed in the candidate's process: if it
                 # fails in the reference's too, the problem is at fault.
-                self._ask_reference(reference, what, ref_message)
+                self.reference_side.ask(reference, what, ref_message)
             raise
         ref_message.update(
             candidate_path=str(cand_path), candidate_devices=_devices(cand_answer), tolerance=self.problem.tolerance
         )
         self._consider_answer(cand_answer)
-        ref_answer = self._ask_reference(reference, what, ref_message)
+        ref_answer = self.reference_side.ask(reference, what, ref_message)
         self.record["tolerance"].update(ref_answer["tolerance"])
         self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
         return Comparison(**ref_answer["comparison"])
@@ -689,8 +721,9 @@ class _Evaluation:
             )])
 
     def _check_speed_of_light(self, candidate_ms: float) -> None:
-        work = self.record.get("work", {})
-        limit = speed_of_light_ms(self.record.get("device_name"), work.get("flops"), work.get("bytes"))
+        loaded = self.reference_side.loaded
+        work = loaded.get("work", {})
+        limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"))
         self.record["speed_of_light_ms"] = limit
         if limit is not None and candidate_ms < limit:
             self._consider([Finding(
@@ -710,20 +743,6 @@ class _Evaluation:
             raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip(), phase)
         return answer
 
-    def _ask_reference(
-        self, reference: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
-    ) -> dict[str, Any]:
-        """The reference's answer; any failure there is the problem's, not the candidate's."""
-        try:
-            answer = reference.request(message, self.reference_deadline, what, seeds)
-        except WorkerLost as lost:
-            raise reference_failure(self.problem, what, lost.detail, reference) from lost
-        if not answer["ok"]:
-            raise reference_failure(
-                self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
-            )
-        return answer
-
     @contextmanager
     def _phase(self, name: str):
         start = time.monotonic()
@@ -737,9 +756,10 @@ class _Evaluation:
         correct = status == "correct"
         errors = [t for t in trials if t.max_abs_error is not None]
         timing = self.record.get("timing") if correct else None
-        unmeasured = {column: {"runtime_ms": None} for column in self.baselines}
+        columns = self.reference_side.columns
+        unmeasured = {column: {"runtime_ms": None} for column in columns}
         baselines = self.record["baselines"] or unmeasured
-        speedup = self.record["speedup"] or dict.fromkeys(self.baselines)
+        speedup = self.record["speedup"] or dict.fromkeys(columns)
         return Verdict(
             problem=self.problem.id,
             problem_path=str(self.problem.path),
@@ -754,10 +774,10 @@ class _Evaluation:
             reason=reason,
             runtime_ms=timing["median_ms"] if timing else None,
             baselines=baselines if correct else unmeasured,
-            speedup=speedup if correct else dict.fromkeys(self.baselines),
+            speedup=speedup if correct else dict.fromkeys(columns),
             speedup_interval=self.record["speedup_interval"] if correct else {},
             timing=timing,
-            device_name=self.record.get("device_name"),
+            device_name=self.reference_side.loaded.get("device_name"),
             trials=trials,
             max_abs_error=max((t.max_abs_error for t in errors), default=None),
             max_rel_error=max((t.max_rel_error or 0.0 for t in errors), default=None),
@@ -767,10 +787,10 @@ class _Evaluation:
             wall_seconds=wall,
             output_tail=candidate.output.text() if candidate else "",
             output_bytes=candidate.output.total_bytes if candidate else 0,
-            versions=self.record.get("versions", {}),
-            settings=self.record.get("settings", {}),
+            versions=self.reference_side.loaded.get("versions", {}),
+            settings=self.reference_side.loaded.get("settings", {}),
             policy=self.policy,
-            flags=self.flags,
+            flags=self.flags + self.reference_side.flags,
             speed_of_light_ms=self.record.get("speed_of_light_ms"),
         )
 
