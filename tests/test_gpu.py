@@ -55,6 +55,31 @@ def test_cuda_graph_timing_times_replays_of_candidate_and_eager():
     assert verdict.speedup["eager"] > 0
 
 
+def test_a_graphed_column_reads_each_calls_values_from_its_fixed_inputs():
+    """reduce-overhead on inputs marked static must read what was copied into
+    them for each call, not a copy of the first call's values."""
+    import torch
+
+    from kbench.timing import StaticInputs
+
+    staged = StaticInputs(torch.compile(lambda x: torch.relu(x) * 2, mode="reduce-overhead"))
+    for value in (-1.0, 1.0, 2.0, 3.0, -4.0, 5.0):
+        x = torch.full((64, 64), value, device="cuda")
+        out = staged.stage([x])()
+        torch.cuda.synchronize()
+        assert out.eq(max(value, 0.0) * 2).all(), value
+
+
+def test_graphed_columns_are_measured_under_cuda_graph_timing(tmp_path):
+    graphed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, rounds=2, cuda_graph=True)
+    measured = kbench.judge.measure_baselines(
+        "level1/relu", "cuda", ["compile-reduce-overhead", "cudagraphs"], size="small", timing=graphed,
+        cache=tmp_path / "baselines.sqlite",
+    )
+    assert set(measured) == {"eager", "compile-reduce-overhead", "cudagraphs"}
+    assert all(m["runtime_ms"] > 0 for m in measured.values())
+
+
 def test_a_candidate_that_cannot_be_captured_is_a_runtime_error_under_cuda_graph_timing():
     graphed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, cuda_graph=True)
     verdict = kbench.evaluate(

@@ -33,10 +33,13 @@ COLUMNS: dict[str, dict[str, str] | None] = {
     "compile-reduce-overhead": {"mode": "reduce-overhead"},
     "cudagraphs": {"backend": "cudagraphs"},
 }
-# Columns that replay CUDA graphs themselves: CUDA-graph timing times them as they are.
+# Columns that replay CUDA graphs themselves: CUDA-graph timing does not capture them again, it only
+# gives them fixed input buffers (timing.StaticInputs).
 GRAPHED_COLUMNS = frozenset({"compile-max-autotune", "compile-reduce-overhead", "cudagraphs"})
 CUDA_ONLY = {"compile-reduce-overhead", "cudagraphs"}  # CUDA graphs: nothing to capture on a CPU
-PROTOCOL_VERSION = 1  # bump when the way a column is measured changes: old cache entries stop matching
+# Bumped when the way a column is measured changes, so that old cache entries stop matching
+# (2: graphed columns under CUDA-graph timing read fixed inputs).
+PROTOCOL_VERSION = 2
 
 
 def check_columns(names: list[str] | tuple[str, ...], device: str = "cuda") -> tuple[str, ...]:

@@ -390,6 +390,34 @@ class GraphedCall:
         _copy_into(self.static_args, list(args), "the arguments")
 
 
+class StaticInputs:
+    """Under CUDA-graph timing, the arguments of a column that replays CUDA
+    graphs itself (reduce-overhead, max-autotune, the cudagraphs backend),
+    staged on the terms ``GraphedCall`` gives eager and candidates.
+
+    Such a column copies arguments at new addresses into its graph's own
+    buffers inside every call; here the first call's tensors become fixed
+    buffers, marked as static addresses (``torch._dynamo.mark_static_address``)
+    so that inductor's graphs read them where they are, and every later call's
+    fresh inputs are copied into them outside the timed region. (The
+    ``cudagraphs`` backend treats only parameters as static and still copies.)
+    """
+
+    def __init__(self, forward: Callable[..., Any]):
+        self.forward = forward
+        self.static_args: list[Any] | None = None
+
+    def stage(self, args: list[Any]) -> Callable[[], Any]:
+        if self.static_args is None:
+            for arg in args:
+                if isinstance(arg, torch.Tensor):
+                    torch._dynamo.mark_static_address(arg)
+            self.static_args = list(args)
+        else:
+            _copy_into(self.static_args, list(args), "the arguments")
+        return functools.partial(self.forward, *self.static_args)
+
+
 def _copy_into(static: Any, new: Any, where: str) -> None:
     """Copy ``new`` into the captured ``static`` arguments, which must have its structure."""
     if isinstance(static, torch.Tensor) and isinstance(new, torch.Tensor):

@@ -100,7 +100,8 @@ class Session:
         self.judged_dtype = "float32"
         self.column: str | None = None
         self.timed: Any = None
-        self.graphed: timing.GraphedCall | None = None  # settings.cuda_graph: captured at the first timed call
+        # settings.cuda_graph: captured (or, for a graphed column, its inputs fixed) at the first timed call
+        self.graphed: timing.GraphedCall | timing.StaticInputs | None = None
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
         self.rounds_timed = 0
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
@@ -217,10 +218,12 @@ class Session:
         settings = timing.TimingSettings(**msg["settings"])
         deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
-            # Columns that are CUDA graphs already (reduce-overhead, cudagraphs) are timed as they are.
-            if settings.cuda_graph and self.graphed is None and self.column not in baselines.GRAPHED_COLUMNS:
-                recorder = self.captured_ops if self.guard else None
-                self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
+            if settings.cuda_graph and self.graphed is None:
+                if self.column in baselines.GRAPHED_COLUMNS:  # CUDA graphs already: only their inputs are fixed
+                    self.graphed = timing.StaticInputs(self.timed)
+                else:
+                    recorder = self.captured_ops if self.guard else None
+                    self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
             if settings.new_placement_per_round:
                 self.spacer = None
                 self.spacer = timing.new_placement(self.device, self.rounds_timed)
