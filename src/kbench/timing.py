@@ -409,6 +409,8 @@ class StaticInputs:
 
     def stage(self, args: list[Any]) -> Callable[[], Any]:
         if self.static_args is None:
+            import torch._dynamo  # the column compiled with it already
+
             for arg in args:
                 if isinstance(arg, torch.Tensor):
                     torch._dynamo.mark_static_address(arg)
