@@ -107,22 +107,12 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
     if not isinstance(small, dict):
         raise ProblemError(f"problem file {path}: KBENCH_SMALL must be a dict")
     assigned = _top_level_names(tree)
-    unknown = sorted(set(small) - assigned)
-    if unknown:
-        raise ProblemError(
-            f"problem file {path}: KBENCH_SMALL names {unknown}, "
-            "which are not top-level constants of the file"
-        )
+    _check_size_names(small, "KBENCH_SMALL", assigned, path)
     dtype_sizes = constants.get("KBENCH_DTYPE_SIZES", {})
     if not isinstance(dtype_sizes, dict) or not all(isinstance(v, dict) for v in dtype_sizes.values()):
         raise ProblemError(f"problem file {path}: KBENCH_DTYPE_SIZES must map dtype names to dicts")
     for dtype, values in dtype_sizes.items():
-        unknown = sorted(set(values) - assigned)
-        if unknown:
-            raise ProblemError(
-                f"problem file {path}: KBENCH_DTYPE_SIZES[{dtype!r}] names {unknown}, "
-                "which are not top-level constants of the file"
-            )
+        _check_size_names(values, f"KBENCH_DTYPE_SIZES[{dtype!r}]", assigned, path)
     tolerance = constants.get("KBENCH_TOLERANCE", {})
     if not isinstance(tolerance, dict):
         raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE must be a dict")
@@ -152,6 +142,13 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
         requires=requires,
         dtype_sizes=dtype_sizes,
     )
+
+
+def _check_size_names(values: dict[str, Any], where: str, assigned: set[str], path: Path) -> None:
+    """Sizes may only replace the file's own top-level constants."""
+    unknown = sorted(set(values) - assigned)
+    if unknown:
+        raise ProblemError(f"problem file {path}: {where} names {unknown}, which are not top-level constants of the file")
 
 
 def _names(constants: dict[str, Any], key: str, path: Path, default: tuple[str, ...]) -> tuple[str, ...]:
