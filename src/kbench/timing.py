@@ -365,7 +365,7 @@ class GraphedCall:
         if self.graph is None:
             self._capture(args)
         else:
-            self._copy_in(args)
+            _copy_into(self.static_args, list(args), "the arguments")
         return self.replay
 
     def replay(self) -> Any:
@@ -385,9 +385,6 @@ class GraphedCall:
             with _capture_graph(graph):
                 self.output = self.forward(*args)
         self.graph, self.static_args = graph, list(args)
-
-    def _copy_in(self, args: list[Any]) -> None:
-        _copy_into(self.static_args, list(args), "the arguments")
 
 
 class StaticInputs:
