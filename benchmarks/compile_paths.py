@@ -29,10 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from repeatability import COMPILED
+
 import kbench
 from kbench.judge import measure_baselines
-from kbench.timing import TimingSettings
-from repeatability import COMPILED
+from kbench.judge.timing import TimingSettings
 
 PROBLEMS = ["level1/gelu", "level1/layer_norm", "level1/relu", "level1/matmul_square", "level1/softmax"]
 STATIC = COMPILED.replace("torch.compile(super().forward)", "torch.compile(super().forward, dynamic=False)")

@@ -18,8 +18,8 @@ import tempfile
 import time
 
 PAIRS = [
-    ("level1/relu", "src/kbench/examples/relu.py", "Triton"),
-    ("level1/swish", "src/kbench/examples/swish.py", "CUDA (load_inline)"),
+    ("level1/relu", "src/kbench/suite/examples/relu.py", "Triton"),
+    ("level1/swish", "src/kbench/suite/examples/swish.py", "CUDA (load_inline)"),
 ]
 
 

@@ -19,7 +19,7 @@ import kbench
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problem", default="level1/relu")
-    parser.add_argument("--solution", default="src/kbench/examples/relu.py")
+    parser.add_argument("--solution", default="src/kbench/suite/examples/relu.py")
     parser.add_argument("--device", default=None)
     parser.add_argument("--size", default="auto")
     parser.add_argument("--repeats", type=int, default=3)

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 
 import kbench
+from kbench.judge.timing import TimingSettings
 from kbench.suite import find_problem
-from kbench.timing import TimingSettings
 
-EXAMPLES = Path(kbench.__file__).parent / "examples"
+EXAMPLES = Path(kbench.__file__).parent / "suite" / "examples"
 DEFAULT_PROBLEMS = [
     "level1/relu", "level1/softmax", "level1/swish", "level1/gelu", "level1/layer_norm", "level1/rms_norm",
     "level1/log_softmax", "level1/sum_dim", "level1/matmul_square", "level1/matmul_large_k",

@@ -6,7 +6,7 @@ import torch
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEM = FIXTURES / "problems" / "linear_tanh.py"
 SOLUTIONS = FIXTURES / "solutions"
-EXAMPLES = Path(__file__).parent.parent / "src" / "kbench" / "examples"
+EXAMPLES = Path(__file__).parent.parent / "src" / "kbench" / "suite" / "examples"
 
 
 def pytest_collection_modifyitems(config, items):

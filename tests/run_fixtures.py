@@ -6,11 +6,18 @@ import re
 import shutil
 from pathlib import Path
 
-from kbench.manifest import Manifest, RunConfig
-from kbench.store import EvaluationRecord, ProblemRecord, RunData, RunRecord, SampleRecord, SessionRecord
-from kbench.verdict import Verdict
-
 from conftest import PROBLEM
+
+from kbench.core.verdict import Verdict
+from kbench.runs.manifest import Manifest, RunConfig
+from kbench.runs.records import (
+    EvaluationRecord,
+    ProblemRecord,
+    RunData,
+    RunRecord,
+    SampleRecord,
+    SessionRecord,
+)
 
 # A fake solution says what verdict it gets: "# fake: correct 1.5" or "# fake: incorrect".
 FAKE_MARK = re.compile(r"# fake: (\w+)(?: ([\d.]+))?")

@@ -12,16 +12,17 @@ import textwrap
 import time
 
 import pytest
-from typer.testing import CliRunner
-
-from kbench import cli_runs, judge
-from kbench.cli import app
-from kbench.score import turn_outcome
-from kbench.store import Store, TurnRecord
-
 from conftest import SOLUTIONS
 from model_server import Answer, code_reply, fake_code
 from run_fixtures import FakeJudge, problem_dir
+from typer.testing import CliRunner
+
+from kbench import judge
+from kbench.cli import app
+from kbench.cli import run as cli_runs
+from kbench.runs.records import TurnRecord
+from kbench.runs.score import turn_outcome
+from kbench.runs.store import Store
 
 SECRET = "sk-test-secret-never-stored"
 

@@ -9,14 +9,13 @@ reuse its records."""
 import json
 
 import pytest
+from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from kbench.audit import flags_from_facts
 from kbench.cli import app
-from kbench.cli_audit import collect
+from kbench.cli.audit import collect
 from kbench.suite import suite_problems
-
-from conftest import FIXTURES
 
 AUDIT = FIXTURES / "audit"
 REAL = ["level1/softmax", "level1/conv2d", "level1/cross_entropy", "level1/layer_norm", "level1/argmax_dim"]
@@ -157,7 +156,7 @@ def test_a_sum_in_another_order_is_no_flag_but_a_larger_difference_is():
 
 def test_cli_json_and_exit_status(audited, monkeypatch):
     """The CLI over the records audited above (no second audit): JSON has no infinities."""
-    import kbench.cli_audit
+    import kbench.cli.audit
 
     seen = {}
 
@@ -166,7 +165,7 @@ def test_cli_json_and_exit_status(audited, monkeypatch):
         too_tight = {**audited["too_tight"], "reference_error": {"tolerance_fraction": float("inf")}}
         return [audited["syntax_error"], too_tight]
 
-    monkeypatch.setattr(kbench.cli_audit, "audit_problems", fake_audit)
+    monkeypatch.setattr(kbench.cli.audit, "audit_problems", fake_audit)
     done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu", "--json"])
     assert done.exit_code == 0, done.output
     assert seen["device"] == "cpu" and seen["size"] == "small"

@@ -3,7 +3,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import PROBLEM, SOLUTIONS
 
 KEYS = {"problem", "device", "status", "correct", "reason", "runtime_ms", "baselines", "speedup"}
@@ -74,7 +73,7 @@ def test_baseline_reports_each_problem_as_it_finishes_and_prints_json():
 
 
 def test_a_compiled_column_shows_its_speedup_over_eager():
-    from kbench.cli import _column_cell
+    from kbench.cli.evaluate import _column_cell
 
     assert _column_cell("eager", {"runtime_ms": 1.0, "eager_ms": 1.0}) == "1"
     assert _column_cell("compile", {"runtime_ms": 2.0, "eager_ms": 1.0}, " ms") == "2 ms (0.500x)"

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kbench.compare import compare_outputs
+from kbench.judge.compare import compare_outputs
 
 CPU = {"output": "cpu"}
 

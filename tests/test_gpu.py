@@ -1,11 +1,10 @@
 """The judge on a CUDA GPU: honest CUDA and Triton kernels, a wrong one, a faulting one."""
 
 import pytest
+from conftest import EXAMPLES, SOLUTIONS
 
 import kbench
-from kbench.timing import TimingSettings
-
-from conftest import EXAMPLES, SOLUTIONS
+from kbench.judge.timing import TimingSettings
 
 pytestmark = pytest.mark.gpu
 
@@ -60,7 +59,7 @@ def test_a_graphed_column_reads_each_calls_values_from_its_fixed_inputs():
     them for each call, not a copy of the first call's values."""
     import torch
 
-    from kbench.timing import StaticInputs
+    from kbench.judge.timing import StaticInputs
 
     staged = StaticInputs(torch.compile(lambda x: torch.relu(x) * 2, mode="reduce-overhead"))
     for value in (-1.0, 1.0, 2.0, 3.0, -4.0, 5.0):
@@ -94,7 +93,7 @@ def test_a_candidate_that_cannot_be_captured_is_a_runtime_error_under_cuda_graph
 def test_a_new_placement_moves_the_next_buffers():
     import torch
 
-    from kbench.timing import new_placement
+    from kbench.judge.timing import new_placement
 
     device = torch.device("cuda")
     where = []

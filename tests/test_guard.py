@@ -2,8 +2,8 @@
 
 import pytest
 
-from kbench.guard import RULES, action
-from kbench.guard.static import check_source
+from kbench.judge.guard import RULES, action
+from kbench.judge.guard.static import check_source
 
 KERNEL = '''
 import torch
@@ -56,7 +56,7 @@ def test_an_honest_kernel_has_no_findings():
         ("torch.manual_seed(0)", "", "global-state"),
         ("time.perf_counter = lambda: 0.0", "import time\n", "monkeypatch"),
         ("setattr(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
-        ("m = sys.modules['kbench.timing']", "import sys\n", "harness-access"),
+        ("m = sys.modules['kbench.judge.timing']", "import sys\n", "harness-access"),
         ("import kbench", "", "harness-access"),
         ("f = getattr(torch, 'syn' + 'chronize')", "", "dynamic-access"),
         ("s = torch.cuda.Stream()", "", "side-stream"),

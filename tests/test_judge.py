@@ -6,11 +6,10 @@ tests are about the sandbox and the comparison; test_guard.py and the exploit
 suite test the guard."""
 
 import pytest
+from conftest import EXAMPLES, PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.sandbox import OUTPUT_TAIL_BYTES
-
-from conftest import EXAMPLES, PROBLEM, SOLUTIONS
+from kbench.judge.sandbox import OUTPUT_TAIL_BYTES
 
 CASES = [
     ("wrong_values", "incorrect", "trial 0: values"),
@@ -123,7 +122,7 @@ def test_build_only_imports_and_reports_compile_errors():
 
 
 def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp_path):
-    relu = (EXAMPLES.parent / "problems" / "level1" / "relu.py").read_text()
+    relu = (EXAMPLES.parent / "level1" / "relu.py").read_text()
     problem = tmp_path / "relu_mid.py"
     problem.write_text(relu.replace("batch_size = 16384\ndim = 32768", "batch_size = 32\ndim = 8192"))
     honest = kbench.evaluate(problem, EXAMPLES / "relu.py", "cpu", size="default", trials=1, measure_time=False)
@@ -155,9 +154,10 @@ def test_workers_die_with_a_judge_killed_outright(tmp_path):
     judge = subprocess.Popen(
         [sys.executable, "-c", (
             "import sys, time\n"
-            "from kbench.judge import load_message, worker_env\n"
-            "from kbench.problem import load_problem\n"
-            "from kbench.sandbox import Worker\n"
+            "from kbench.judge.devices import worker_env\n"
+            "from kbench.judge.reference import load_message\n"
+            "from kbench.suite.problem import load_problem\n"
+            "from kbench.judge.sandbox import Worker\n"
             "w = Worker(worker_env('cpu'))\n"
             f"w.send({{**load_message(load_problem({str(slow)!r}), 'cpu', 'small', 1), 'role': 'reference'}})\n"
             "print(w.process.pid, flush=True)\n"

@@ -11,8 +11,8 @@ import ast
 
 import pytest
 
-from kbench.problem import import_problem
 from kbench.suite import suite_problems
+from kbench.suite.problem import import_problem
 
 FLOATING = {"float32", "bfloat16", "float16"}
 LEVEL3 = suite_problems(3)

@@ -57,10 +57,10 @@ def test_each_problem_declares_what_it_needs(problem):
 
 
 def test_without_transformers_the_level_is_skipped_with_the_reason(monkeypatch):
-    import kbench.problem
+    import kbench.suite.problem
     from kbench.audit import audit_problems
 
-    monkeypatch.setattr(kbench.problem, "missing_requirements", lambda problem: list(problem.requires))
+    monkeypatch.setattr(kbench.suite.problem, "missing_requirements", lambda problem: list(problem.requires))
     records = audit_problems(LEVEL4, "cpu", "small", jobs=2)
     assert len(records) == len(LEVEL4)
     for record in records:

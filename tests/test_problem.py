@@ -1,9 +1,8 @@
 import pytest
-
-from kbench.problem import ProblemError, import_problem, load_problem, resolve_size
-from kbench.suite import find_problem, suite_problems
-
 from conftest import PROBLEM
+
+from kbench.suite import find_problem, suite_problems
+from kbench.suite.problem import ProblemError, import_problem, load_problem, resolve_size
 
 
 def write(tmp_path, text, name="problem.py"):
@@ -103,7 +102,7 @@ def test_auto_size_is_small_on_cpu_only():
 
 
 def test_dtypes_and_requirements_are_read_and_checked(tmp_path):
-    from kbench.problem import ProblemSkipped, check_runnable
+    from kbench.suite.problem import ProblemSkipped, check_runnable
 
     plain = load_problem(write(tmp_path, GOOD))
     assert plain.dtypes == ("float32",) and plain.requires == ()

@@ -1,4 +1,4 @@
-"""Prompt templates (kbench.prompts): fast, no processes, no network."""
+"""Prompt templates (kbench.agents.prompts): fast, no processes, no network."""
 
 import ast
 import dataclasses
@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from kbench import prompts
-from kbench.prompts import Feedback, PromptError, Template, load_template, parse_template, render
-from kbench.reply import extract
+from kbench.agents import prompt_examples, prompts
+from kbench.agents.prompts import Feedback, PromptError, Template, load_template, parse_template, render
+from kbench.agents.reply import extract
 
 PROBLEM = '''import torch
 import torch.nn as nn
@@ -81,7 +81,7 @@ def test_hash_changes_when_the_template_changes():
 def test_examples_are_our_own_and_extractable(target):
     text, _ = render("few-shot", problem_source=PROBLEM, target=target)
     assert "Example 1: ReLU" in text and "Example 2: row sum" in text
-    for _title, problem, solution in prompts._EXAMPLES[target]:
+    for _title, problem, solution in prompt_examples.EXAMPLES[target]:
         ast.parse(problem)
         e = extract("```python\n" + solution + "```")
         assert e.ok and e.code == solution
@@ -108,7 +108,7 @@ def test_refinement_carries_previous_solution_and_verdict():
 
 
 def test_refinement_from_a_verdict_object_and_long_detail():
-    from kbench.verdict import Verdict
+    from kbench.core.verdict import Verdict
 
     v = Verdict(
         problem="p", problem_path="p.py", problem_sha256="0", solution_path=None, solution_sha256="0",

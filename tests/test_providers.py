@@ -7,20 +7,18 @@ import textwrap
 import time
 
 import pytest
+from model_server import Answer, code_reply, fake_code
 
-from kbench import prices, providers
-from kbench.providers import (
+from kbench.agents import prices, providers
+from kbench.agents.command_agent import CommandProvider, JudgeSettings
+from kbench.agents.providers import (
     AnthropicProvider,
-    CommandProvider,
-    JudgeSettings,
     OpenAIProvider,
     ProviderError,
     Request,
     Sampling,
     parse_model,
 )
-
-from model_server import Answer, code_reply, fake_code
 
 REQUEST = Request("Write ModelNew.", "level1/p1", "# the problem\n", 0, 1)
 JUDGE = JudgeSettings(device="cpu", size="small", trials=2, timeout=60.0, policy="strict")
@@ -161,7 +159,7 @@ def test_a_missing_client_package_is_a_clear_error(monkeypatch):
 
 
 def test_the_judge_side_never_imports_the_clients():
-    code = ("import sys, kbench, kbench.cli, kbench.agent, kbench.providers, kbench.runner; "
+    code = ("import sys, kbench, kbench.cli, kbench.agents.loop, kbench.agents.providers, kbench.runs.runner; "
             "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -1,11 +1,11 @@
-"""Extracting the solution from a model's reply (kbench.reply): fast, no processes."""
+"""Extracting the solution from a model's reply (kbench.agents.reply): fast, no processes."""
 
 import random
 import time
 
 import pytest
 
-from kbench.reply import FAILURES, extract, find_blocks
+from kbench.agents.reply import FAILURES, extract, find_blocks
 
 SOLUTION = """import torch
 import torch.nn as nn

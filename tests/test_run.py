@@ -12,18 +12,19 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SOLUTIONS
 from rich.console import Console
+from run_fixtures import FakeJudge, fake_solution, problem_dir
 from typer.testing import CliRunner
 
-from kbench import cli_runs, export, judge, runner
+from kbench import judge
 from kbench.cli import app
-from kbench.manifest import Manifest
-from kbench.score import columns_of, outcomes, score
-from kbench.store import Store
-from kbench.timing import TimingSettings
-
-from conftest import SOLUTIONS
-from run_fixtures import FakeJudge, fake_solution, problem_dir
+from kbench.cli import run as cli_runs
+from kbench.judge.timing import TimingSettings
+from kbench.runs import export, runner
+from kbench.runs.manifest import Manifest
+from kbench.runs.score import columns_of, outcomes, score
+from kbench.runs.store import Store
 
 NAMES = ["p1", "p2", "p3", "p4", "p5"]
 
@@ -129,8 +130,8 @@ KILLED_RUN = textwrap.dedent(
     import sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[3])
-    from kbench import runner
-    from kbench.store import Store
+    from kbench.runs import runner
+    from kbench.runs.store import Store
     from run_fixtures import FakeJudge
 
     class SlowJudge(FakeJudge):

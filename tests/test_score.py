@@ -4,10 +4,9 @@ import itertools
 import math
 
 import pytest
-
-from kbench.score import ALL, P_VALUES, bootstrap_mean, columns_of, compare, outcomes, score, unbiased_at_k
-
 from run_fixtures import run_data
+
+from kbench.runs.score import ALL, P_VALUES, bootstrap_mean, columns_of, compare, outcomes, score, unbiased_at_k
 
 # Level 1: A correct at 2x, B correct at 0.5x, C incorrect. Level 2: D missing, E correct at exactly 1x.
 FIVE = run_data(

@@ -4,21 +4,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from kbench.manifest import Manifest
-from kbench.score import columns_of, outcomes, score, score_by_turn
-from kbench.store import (
-    SCHEMA_VERSION,
-    EvaluationRecord,
-    ProblemRecord,
-    RunRecord,
-    SampleRecord,
-    Store,
-    StoreError,
-    TurnRecord,
-)
-
 from run_fixtures import config, make_verdict
+
+from kbench.runs.manifest import Manifest
+from kbench.runs.records import EvaluationRecord, ProblemRecord, RunRecord, SampleRecord, TurnRecord
+from kbench.runs.score import columns_of, outcomes, score, score_by_turn
+from kbench.runs.store import SCHEMA_VERSION, Store, StoreError
 
 SCHEMA_V1 = Path(__file__).parent / "fixtures" / "stores" / "schema_v1.sql"
 SCHEMA_V2 = Path(__file__).parent / "fixtures" / "stores" / "schema_v2.sql"

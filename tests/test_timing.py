@@ -1,6 +1,6 @@
 import torch
 
-from kbench.timing import FreshInputs, TimingSettings, measure, median_rel_error, seed_sequence
+from kbench.judge.timing import FreshInputs, TimingSettings, measure, median_rel_error, seed_sequence
 
 
 def draw(seed):
@@ -42,7 +42,7 @@ def test_measure_on_cpu_keeps_count_spread_and_stop_reason():
 
 
 def test_pooled_rounds_and_the_speedup_interval():
-    from kbench.timing import pooled, speedup_interval, summarize
+    from kbench.judge.timing import pooled, speedup_interval, summarize
 
     rounds = [summarize("cpu-perf-counter", [1.0, 1.1, 0.9], [1.0, 1.1, 0.9], 3, "stable", {}).to_dict(),
               summarize("cpu-perf-counter", [2.0, 2.1], [2.0, 2.1], 3, "stable", {}).to_dict()]
@@ -59,7 +59,7 @@ def test_pooled_rounds_and_the_speedup_interval():
 def test_cuda_graph_timing_is_refused_off_a_gpu():
     import pytest
 
-    from kbench.timing import GraphedCall, GraphError, check_settings
+    from kbench.judge.timing import GraphedCall, GraphError, check_settings
 
     assert check_settings(TimingSettings(), "cpu") == TimingSettings()
     with pytest.raises(ValueError, match="CUDA-graph timing needs a CUDA device"):
@@ -73,7 +73,7 @@ def test_graph_inputs_are_copied_in_place_and_a_changed_structure_is_refused():
     them, and a call the graph did not capture (other shape, dtype or scalar) refused."""
     import pytest
 
-    from kbench.timing import GraphError, _copy_into
+    from kbench.judge.timing import GraphError, _copy_into
 
     captured = [torch.zeros(3), 2, [torch.zeros(2)]]
     buffers = [captured[0], captured[2][0]]
@@ -95,7 +95,7 @@ def test_a_graphed_column_reads_fixed_inputs_marked_static():
     """A column that replays its own CUDA graphs gets, under CUDA-graph timing,
     the first call's tensors as fixed buffers marked static (so its graphs need
     not copy them) and every later call's values copied into them beforehand."""
-    from kbench.timing import StaticInputs
+    from kbench.judge.timing import StaticInputs
 
     seen = []
     staged = StaticInputs(lambda x, scale: seen.append(x) or x * scale)
@@ -117,7 +117,7 @@ def _rounds(medians, spread=0.01, calls=60, seed=0):
 def test_an_interval_over_rounds_holds_what_moves_between_rounds():
     """With a new placement each round, rounds differ on purpose: the interval must
     then widen to hold that, where the stratified one only sees the calls' noise."""
-    from kbench.timing import speedup_interval
+    from kbench.judge.timing import speedup_interval
 
     baseline = _rounds([1.0, 1.0, 1.0], seed=1)
     candidate = _rounds([0.5, 0.55, 0.45], seed=2)  # the candidate's time moves 10% with its placement
@@ -133,10 +133,10 @@ def test_an_interval_over_rounds_holds_what_moves_between_rounds():
 
 
 def test_new_placement_is_a_no_op_on_a_cpu_and_a_judged_option():
-    import kbench
-    from kbench.timing import new_placement
-
     from conftest import PROBLEM, SOLUTIONS
+
+    import kbench
+    from kbench.judge.timing import new_placement
 
     assert new_placement(torch.device("cpu"), 0) is None
     placed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, new_placement_per_round=True)

@@ -1,10 +1,10 @@
 """kbench: a judge for AI-generated GPU kernels."""
 
+from kbench.core.solution import Solution, SolutionError
+from kbench.core.verdict import STATUSES, Trial, Verdict
 from kbench.judge import evaluate
-from kbench.problem import Problem, ProblemError, load_problem
-from kbench.solution import Solution, SolutionError
 from kbench.suite import find_problem, suite_problems
-from kbench.verdict import STATUSES, Trial, Verdict
+from kbench.suite.problem import Problem, ProblemError, load_problem
 
 __version__ = "0.1.0"
 

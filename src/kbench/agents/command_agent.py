@@ -1,0 +1,298 @@
+"""The ``command/<program>`` provider: an external agent run in a workspace of its own.
+
+The agent gets the rendered prompt and an ``evaluate`` tool that calls the
+judge with the run's own settings (docs/agent.md); it leaves its solution in
+the workspace, and what it printed and spent is kept with the turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kbench.agents.providers import ModelSpec, ProviderError, Reply, Request, int_or_none
+
+DEFAULT_AGENT_TIME_LIMIT = 1800.0
+VERSION_PROBE_SECONDS = 10
+AGENT_LOG_CHARS = 20_000
+MAX_SOLUTION_BYTES = 1_000_000
+# What the command agent's workspace holds (docs/agent.md).
+WORKSPACE_TOOLS = ("evaluate",)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How the workspace's ``evaluate`` tool judges (the run's own settings)."""
+
+    device: str
+    size: str
+    trials: int
+    timeout: float
+    policy: str
+    cuda_graph: bool = False
+
+
+def resolve_command(program: str) -> list[str]:
+    """The agent's command line with its program found on PATH and every argument that
+    names an existing file made absolute (the agent runs in its own workspace)."""
+    try:
+        argv = shlex.split(program)
+    except ValueError as exc:
+        raise ProviderError(f"--model command/{program}: cannot be split into words ({exc})") from exc
+    if not argv:
+        raise ProviderError("--model command/: no program given")
+    first = argv[0]
+    # absolute, not resolved: a virtual environment's python is a symlink that must stay one
+    found = os.path.abspath(first) if "/" in first else shutil.which(first)
+    if found is None or not Path(found).is_file():
+        raise ProviderError(f"--model command/{program}: no program {first!r} (not a file, not on PATH)")
+    if not os.access(found, os.X_OK):
+        raise ProviderError(f"--model command/{program}: {found} is not executable")
+    rest = [os.path.abspath(a) if not a.startswith("-") and Path(a).is_file() else a for a in argv[1:]]
+    return [found, *rest]
+
+
+def file_hashes(argv: list[str]) -> dict[str, str]:
+    """sha256 of each file the command line names (the program, a script it runs)."""
+    hashes = {}
+    for arg in argv:
+        path = Path(arg)
+        if path.is_absolute() and path.is_file():
+            try:
+                hashes[arg] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                pass
+    return hashes
+
+
+def probe_version(argv: list[str]) -> str | None:
+    """First line of ``PROGRAM --version``, run in an empty scratch directory with a
+    short time limit; None if it fails (an agent that does not know the flag)."""
+    with tempfile.TemporaryDirectory(prefix="kbench-version-") as scratch:
+        try:
+            done = subprocess.run([*argv, "--version"], cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, errors="replace", timeout=VERSION_PROBE_SECONDS)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0][:200] if done.returncode == 0 and lines else None
+
+
+WORKSPACE_NOTE = """
+
+## Your workspace
+
+You are working in a directory of your own. It holds:
+
+- `problem.py`: the problem above (the reference `Model`, `get_inputs`, `get_init_inputs`);
+- `solution.py`: {solution_note};
+- `evaluate`: a tool that judges a candidate as the benchmark will, on this machine's
+  device ({device}, size {size}): run `./evaluate` (or `./evaluate other.py`; add `--json`
+  for the verdict as JSON, `--no-timing` to check correctness only, quicker). It prints
+  the verdict: status, reason, errors, speedup.
+
+Instead of replying with a code block, write your complete answer to `solution.py`.
+When you stop, or after {time_limit:g} seconds, `solution.py` as it stands is your answer.
+"""
+
+EVALUATE_TOOL = """#!{python}
+\"\"\"Judge a candidate for this workspace's problem:
+./evaluate [FILE] [--json] [--no-timing]  (FILE: solution.py by default; --no-timing: correctness only, quicker)\"\"\"
+import pathlib
+import subprocess
+import sys
+import time
+
+here = pathlib.Path(__file__).resolve().parent
+flags = [a for a in sys.argv[1:] if a in ("--json", "--no-timing")]
+files = [a for a in sys.argv[1:] if not a.startswith("-")]
+target = files[0] if files else str(here / "solution.py")
+command = [{python!r}, "-m", "kbench", "eval", target, "--problem", str(here / "problem.py"),
+           "--device", {device!r}, "--size", {size!r}, "--trials", {trials!r}, "--timeout", {timeout!r},
+           "--policy", {policy!r}, *{graph_flags!r}, *flags]
+with open(here / ".kbench" / "tool_calls.log", "a") as log:
+    log.write(f"{{time.time():.3f}} evaluate {{target}}\\n")
+sys.exit(subprocess.call(command))
+"""
+
+
+class CommandProvider:
+    """An external agent: for each request, a fresh workspace with the problem,
+    instructions (the rendered prompt and a note on the workspace) and the
+    ``evaluate`` tool; the program runs there (stdin closed, its own process
+    group, killed at the time limit) and ``solution.py`` is collected. The agent
+    may leave ``usage.json`` (``input_tokens``, ``output_tokens``, ``cost_usd``)
+    for its token counts and cost."""
+
+    def __init__(self, program: str, *, judge: JudgeSettings, time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
+                 version: str | None = None):
+        self.argv = resolve_command(program)
+        self.spec = ModelSpec("command", shlex.join(self.argv))
+        self.endpoint = None
+        self.sampling = None
+        self.judge, self.time_limit = judge, time_limit
+        self.files = file_hashes(self.argv)
+        self.version = version if version is not None else probe_version(self.argv)
+        self._running: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def settings(self) -> dict[str, Any]:
+        """What defines the agent (part of the run's config: another agent is another run)."""
+        return {"argv": self.argv, "files_sha256": self.files, "version": self.version,
+                "time_limit_s": self.time_limit}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "provider": "command",
+            "model": self.spec.name,
+            "endpoint": None,
+            **self.settings(),
+            "tools": {"evaluate": "./evaluate [FILE] [--json] [--no-timing]: kbench eval of FILE against "
+                      f"problem.py with the run's settings ({asdict(self.judge)})"},
+            "workspace": ["INSTRUCTIONS.md", "problem.py", "solution.py", "evaluate"],
+            "stdin": "closed",
+        }
+
+    def generate(self, request: Request) -> Reply:
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="kbench-agent-") as scratch:
+            workspace = Path(scratch)
+            self._prepare(workspace, request)
+            log_path = workspace / ".kbench" / "agent.log"
+            timed_out, returncode = False, None
+            with open(log_path, "wb") as log:
+                try:
+                    process = subprocess.Popen(
+                        self.argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                        start_new_session=True, env={**os.environ, "KBENCH_WORKSPACE": str(workspace)},
+                    )
+                except OSError as exc:
+                    return Reply(None, error=f"the agent could not start: {exc}", error_kind="agent")
+                with self._lock:
+                    if self._closed:
+                        _kill_group(process)
+                    self._running.add(process)
+                try:
+                    returncode = process.wait(timeout=self.time_limit)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    _kill_group(process)
+                    returncode = process.wait()
+                finally:
+                    _kill_group(process)  # whatever it left running in its group
+                    with self._lock:
+                        self._running.discard(process)
+            output = _tail(log_path, AGENT_LOG_CHARS)
+            solution = _read_solution(workspace / "solution.py")
+            usage = _read_usage(workspace / "usage.json")
+            tool_calls = _count_lines(workspace / ".kbench" / "tool_calls.log")
+        details = {
+            "returncode": returncode,
+            "timed_out": timed_out,
+            "seconds": round(time.monotonic() - started, 3),
+            "tool_calls": tool_calls,
+            "solution_written": solution is not None,
+        }
+        return Reply(
+            output,
+            solution=solution if solution else None,
+            answer_in_text=False,
+            input_tokens=usage.get("input_tokens"),
+            output_tokens=usage.get("output_tokens"),
+            cost_usd=usage.get("cost_usd"),
+            details=details,
+        )
+
+    def _prepare(self, workspace: Path, request: Request) -> None:
+        (workspace / ".kbench").mkdir()
+        (workspace / "problem.py").write_text(request.problem_source)
+        if request.previous_solution is not None:
+            (workspace / "solution.py").write_text(request.previous_solution)
+        (workspace / "INSTRUCTIONS.md").write_text(request.prompt)
+        tool = workspace / "evaluate"
+        j = self.judge
+        tool.write_text(EVALUATE_TOOL.format(python=sys.executable, device=j.device, size=j.size,
+                                             trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy,
+                                             graph_flags=["--cuda-graph"] if j.cuda_graph else []))
+        tool.chmod(0o755)
+
+    def instructions(self, prompt: str, previous_solution: str | None) -> str:
+        """The prompt as the agent reads it: the template's text and a note on the workspace."""
+        note = ("your previous solution, which the instructions discuss; improve it in place"
+                if previous_solution is not None else "not there yet: you write it")
+        return prompt + WORKSPACE_NOTE.format(solution_note=note, device=self.judge.device, size=self.judge.size,
+                                              time_limit=self.time_limit)
+
+    def close(self) -> None:
+        """Stop every agent still running (an interrupted run)."""
+        with self._lock:
+            self._closed = True
+            running = list(self._running)
+        for process in running:
+            _kill_group(process)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: Path, chars: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - chars))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return ("[... earlier output cut ...]\n" + text) if size > chars else text
+
+
+def _read_solution(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_SOLUTION_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _read_usage(path: Path) -> dict[str, Any]:
+    """The agent's own account of tokens and cost; anything malformed is ignored."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    usage: dict[str, Any] = {}
+    for key in ("input_tokens", "output_tokens"):
+        if int_or_none(data.get(key)) is not None and data[key] >= 0:
+            usage[key] = data[key]
+    cost = data.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        usage["cost_usd"] = float(cost)
+    return usage
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        return len(path.read_text().splitlines())
+    except OSError:
+        return 0

@@ -1,0 +1,489 @@
+"""The agent loop: K samples per problem, each refined over N turns, every turn stored.
+
+The wrapper around a model is part of what a run measures, so everything that
+shapes what the model is asked is pinned: ``AgentConfig`` (provider, model,
+endpoint, prompt templates and their hashes, target, GPU, sampling, the
+external agent's program and time limit) is part of the run's config, and the
+manifest adds how it was operated (concurrency, retries, timeouts, prices).
+
+A sample is a chain of turns. Turn 1 renders the initial template; turn t > 1
+the refinement template, with the previous solution and the judge's verdict on
+it (status, reason, speedup, output tail: prompts.format_feedback). Each
+request is a single fresh message: nothing but what the prompt carries passes
+between turns. After its last turn a sample's outcome is its best judged turn
+(score.best_turn).
+
+Generation and evaluation overlap: requests run on a pool of threads (at most
+``concurrency`` at once), while the calling thread runs the one evaluation
+loop (one candidate at a time on the device, so timings are not disturbed) and
+is the only writer of the store. Each reply is committed as it arrives and
+each verdict as it is known, so a resumed run asks the model only for turns it
+does not hold, and judges stored replies without asking again. A request that
+failed (``generation_error``) or an evaluation that failed outside the
+candidate (``infra_error``, ``problem_error``) ends its sample for this
+session, recorded to be retried.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbench import judge
+from kbench.agents import prompts, reply
+from kbench.agents.prices import Price
+from kbench.agents.prompts import Feedback, PromptError, Template
+from kbench.agents.providers import Provider, Reply, Request
+from kbench.core.solution import Solution
+from kbench.runs.manifest import Manifest, RunConfig, capture, now
+from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, SampleRecord, TurnRecord
+from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run
+from kbench.runs.score import best_turn
+from kbench.runs.store import Store
+from kbench.suite.problem import Problem
+
+DEFAULT_TEMPLATE = "one-shot"
+DEFAULT_REFINE_TEMPLATE = "refine"
+DEFAULT_TARGET = "triton"
+DEFAULT_CONCURRENCY = 4
+MAX_STORED_REPLY_CHARS = 1_000_000
+NO_PREVIOUS_CODE = "# (no usable code was taken from your previous reply)\n"
+FEEDBACK_GIVEN = (
+    "each refinement prompt carries the previous solution and the judge's verdict on it: status, reason "
+    "(the failed check with its numbers, the error, the rejection rule), speedup per baseline column, and the "
+    f"last {prompts.FEEDBACK_DETAIL_CHARS} characters of the run's output; a reply without usable code is fed "
+    "back as status no_code with the extraction's message"
+)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The generation settings that define a run (stored as ``RunConfig.generation``):
+    resuming with other ones would mix two experiments, so the runner refuses."""
+
+    provider: str
+    model: str
+    endpoint: str | None
+    target: str
+    gpu: str | None
+    template: dict[str, Any]  # template_record()
+    refine_template: dict[str, Any] | None  # None with one turn
+    sampling: dict[str, Any] | None  # None for an external agent
+    agent: dict[str, Any] | None = None  # the external agent: argv, file hashes, version, time limit
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, as the store gives them back (so a stored config compares equal)."""
+        return json.loads(json.dumps(asdict(self)))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AgentConfig":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+def template_record(template: Template) -> dict[str, Any]:
+    return {"name": template.name, "version": template.version, "sha256": template.sha256,
+            "kind": template.kind, "target": template.target, "origin": template.origin}
+
+
+def choose_template(choice: str, target: str, kind: str) -> Template:
+    """A built-in template by name, or a user template from a file (docs/prompts.md)."""
+    path = Path(choice)
+    template = prompts.load_template(path) if path.is_file() else prompts.get_template(choice, target)
+    if template.kind != kind:
+        raise PromptError(f"template {choice!r} is a {template.kind!r} template; a {kind!r} one is needed here")
+    if template.target not in ("any", target):
+        raise PromptError(f"template {choice!r} is for target {template.target!r}, not {target!r}")
+    return template
+
+
+def restore_template(record: dict[str, Any], target: str) -> Template:
+    """The template a stored record names (its file read again: a changed file changes the hash)."""
+    if record.get("origin", "builtin") == "builtin":
+        return prompts.get_template(record["name"], target)
+    return prompts.load_template(record["origin"])
+
+
+def default_gpu(device: str) -> str | None:
+    """The GPU the prompts describe: the run's device, when it is one."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.device(device))
+    return None
+
+
+@dataclass(frozen=True)
+class Agent:
+    """How to ask: the provider, its templates, and how many requests at once."""
+
+    provider: Provider
+    template: Template
+    refine_template: Template
+    target: str = DEFAULT_TARGET
+    gpu: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    price: Price | None = None
+
+    def config(self, turns: int) -> AgentConfig:
+        provider = self.provider
+        return AgentConfig(
+            provider=provider.spec.provider,
+            model=provider.spec.name,
+            endpoint=provider.endpoint,
+            target=self.target,
+            gpu=self.gpu,
+            template=template_record(self.template),
+            refine_template=template_record(self.refine_template) if turns > 1 else None,
+            sampling=provider.sampling.to_dict() if provider.sampling is not None else None,
+            agent=provider.settings(),
+        )
+
+    def manifest_entry(self, config: RunConfig) -> dict[str, Any]:
+        """Manifest.generation: the provider as operated in this session, and the agent loop."""
+        return {
+            **self.provider.describe(),
+            "target": self.target,
+            "gpu": self.gpu,
+            "templates": {
+                "initial": template_record(self.template),
+                "refine": template_record(self.refine_template) if config.turns > 1 else None,
+            },
+            "agent_loop": {
+                "samples": config.samples,
+                "turns": config.turns,
+                "feedback": FEEDBACK_GIVEN if config.turns > 1 else None,
+                "conversation": "stateless: each turn is one request with a single user message",
+                "outcome": "a sample's outcome is its best judged turn: the correct one with the highest "
+                "speedup over the first baseline column (earliest among equals), else the last",
+            },
+            "concurrency": self.concurrency,
+            "price": self.price.to_dict() if self.price else None,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Requests, tokens and cost, summed over turns."""
+
+    requests: int = 0
+    failed_requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: int = 0  # answered requests whose cost is not known (no price, or no token counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def usage(turns: list[TurnRecord]) -> Usage:
+    answered = [t for t in turns if t.reply is not None]
+    return Usage(
+        requests=len(turns),
+        failed_requests=len(turns) - len(answered),
+        input_tokens=sum(t.input_tokens or 0 for t in turns),
+        output_tokens=sum(t.output_tokens or 0 for t in turns),
+        cost_usd=sum(t.cost_usd or 0.0 for t in turns),
+        cost_unknown=sum(t.cost_usd is None for t in answered),
+    )
+
+
+def usage_by_sample(turns: list[TurnRecord]) -> dict[tuple[str, int], Usage]:
+    groups: dict[tuple[str, int], list[TurnRecord]] = {}
+    for t in turns:
+        groups.setdefault((t.problem_id, t.sample_index), []).append(t)
+    return {key: usage(group) for key, group in groups.items()}
+
+
+# --- the loop -------------------------------------------------------------
+
+
+@dataclass
+class _Sample:
+    problem: Problem
+    index: int
+    turns: dict[int, TurnRecord] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Job:
+    sample: _Sample
+    turn: int
+    request: Request
+    prompt_record: dict[str, Any]
+
+
+class _Pool:
+    """Threads that ask the provider; answers come back on one queue to the calling
+    thread. Daemon threads, so an interrupted run does not wait for requests in flight
+    (whose replies, not yet stored, are asked again on resumption). A provider that
+    raises (ProviderError: it cannot go on; anything else: a defect) stops the run
+    from the calling thread, with everything stored so far kept."""
+
+    def __init__(self, provider: Provider, workers: int):
+        self.provider = provider
+        self.jobs: queue.Queue[_Job | None] = queue.Queue()
+        self.answers: queue.Queue[tuple[_Job, Reply | BaseException]] = queue.Queue()
+        self.pending = 0
+        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"kbench-ask-{i}")
+                        for i in range(max(1, workers))]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, job: _Job) -> None:
+        self.pending += 1
+        self.jobs.put(job)
+
+    def _work(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            try:
+                answer: Reply | BaseException = self.provider.generate(job.request)
+            except Exception as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
+                answer = exc
+            self.answers.put((job, answer))
+
+    def next(self, block: bool) -> tuple[_Job, Reply] | None:
+        """An answer (waiting for one when ``block``); None when none is there."""
+        while True:
+            try:
+                job, answer = self.answers.get(timeout=0.2) if block else self.answers.get_nowait()
+            except queue.Empty:
+                if block:
+                    continue  # short waits, so Ctrl-C is seen promptly
+                return None
+            self.pending -= 1
+            if isinstance(answer, BaseException):
+                raise answer
+            return job, answer
+
+    def close(self) -> None:
+        for _ in self.threads:
+            self.jobs.put(None)
+        self.provider.close()
+
+
+class _Loop:
+    def __init__(self, store: Store, name: str, config: RunConfig, session: int, agent: Agent,
+                 evaluate: Evaluate, listener: Listener | None):
+        self.store, self.name, self.config, self.session = store, name, config, session
+        self.agent, self.evaluate, self.listener = agent, evaluate, listener
+        self.column = config.baselines[0] if config.baselines else None
+        self.to_judge: deque[tuple[_Sample, int]] = deque()
+        self.made: list[EvaluationRecord] = []
+        self.pool: _Pool | None = None
+
+    def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
+        self.pool = _Pool(self.agent.provider, self.agent.concurrency)
+        try:
+            for sample in samples:
+                self._next_step(sample)
+            while self.to_judge or self.pool.pending:
+                # Judge whatever is ready; take in answers between verdicts so that the
+                # next requests go out while the device is busy.
+                while (answer := self.pool.next(block=False)) is not None:
+                    self._answered(*answer)
+                if self.to_judge:
+                    self._judge(*self.to_judge.popleft())
+                elif self.pool.pending:
+                    self._answered(*self.pool.next(block=True))
+        finally:
+            self.pool.close()
+        return self.made
+
+    def _next_step(self, sample: _Sample) -> None:
+        """Continue a sample from what is stored: ask, judge, or finish."""
+        for turn in range(1, self.config.turns + 1):
+            record = sample.turns.get(turn)
+            if record is None or record.status == "generation_error":
+                self._ask(sample, turn)
+                return
+            if not record.final:
+                self.to_judge.append((sample, turn))
+                return
+        self._finish(sample)
+
+    def _ask(self, sample: _Sample, turn: int) -> None:
+        problem = sample.problem
+        common = dict(problem_source=problem.source, target=self.agent.target, problem_name=problem.id,
+                      gpu=self.agent.gpu)
+        previous_solution = None
+        if turn == 1:
+            text, prompt = prompts.render(self.agent.template, **common)
+        else:
+            earlier = sample.turns[turn - 1]
+            previous_solution = next(
+                (sample.turns[t].source for t in range(turn - 1, 0, -1) if sample.turns[t].source), NO_PREVIOUS_CODE
+            )
+            text, prompt = prompts.render(self.agent.refine_template, **common, previous_solution=previous_solution,
+                                          feedback=_feedback(earlier), turn=turn)
+        text = self.agent.provider.instructions(text, previous_solution)
+        request = Request(text, problem.id, problem.source, sample.index, turn, previous_solution)
+        self.pool.submit(_Job(sample, turn, request, prompt.to_dict()))
+
+    def _answered(self, job: _Job, answer: Reply) -> None:
+        sample, turn = job.sample, job.turn
+        base = dict(
+            problem_id=sample.problem.id, sample_index=sample.index, turn=turn, session=self.session,
+            prompt=job.request.prompt, prompt_record=job.prompt_record, generated_at=now(),
+            generation={**answer.details, "error_kind": answer.error_kind},
+        )
+        if not answer.ok:
+            record = TurnRecord(**base, reply=None, extraction=None, source=None, sha256=None,
+                                status="generation_error", reason=f"{answer.error_kind}: {answer.error}")
+            self._store_turn(sample, record)
+            self._end_for_now(sample, record)
+            return
+        source, extraction, failure = _solution_of(answer)
+        cost = answer.cost_usd
+        if cost is None and self.agent.price is not None:
+            cost = self.agent.price.cost(answer.input_tokens, answer.output_tokens)
+        record = TurnRecord(
+            **base,
+            reply=_bounded(answer.text),
+            extraction=extraction,
+            source=source,
+            sha256=Solution(source).sha256 if source is not None else None,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            cost_usd=cost,
+            status="no_code" if failure else None,
+            reason=failure or "",
+            evaluated_at=now() if failure else "",
+        )
+        self._store_turn(sample, record)
+        if failure:
+            self._advance(sample, turn)
+        else:
+            self.to_judge.append((sample, turn))
+
+    def _judge(self, sample: _Sample, turn: int) -> None:
+        record = sample.turns[turn]
+        candidate = SampleRecord(sample.problem.id, sample.index, f"turn_{turn}.py",
+                                 f"generated/{sample.problem.id}/sample_{sample.index}/turn_{turn}.py",
+                                 record.sha256 or "", record.source or "")
+        verdict = judge_sample(self.evaluate, self.config, sample.problem, candidate, self.session)
+        record = replace(record, status=verdict.status, correct=verdict.correct, reason=verdict.reason,
+                         runtime_ms=verdict.runtime_ms, speedup=dict(verdict.speedup), verdict=verdict.verdict,
+                         evaluated_at=verdict.finished_at)
+        self._store_turn(sample, record)
+        if record.status in RETRIED_STATUSES:
+            self._end_for_now(sample, record)
+        else:
+            self._advance(sample, turn)
+
+    def _advance(self, sample: _Sample, turn: int) -> None:
+        if turn < self.config.turns:
+            self._ask(sample, turn + 1)
+        else:
+            self._finish(sample)
+
+    def _store_turn(self, sample: _Sample, record: TurnRecord) -> None:
+        self.store.record_turn(self.name, record)
+        sample.turns[record.turn] = record
+        if record.status is not None and (turn_finished := getattr(self.listener, "turn_finished", None)):
+            turn_finished(record)
+
+    def _end_for_now(self, sample: _Sample, record: TurnRecord) -> None:
+        """A failure outside the candidate: the sample's outcome says so, to be retried."""
+        outcome = EvaluationRecord(sample.problem.id, sample.index, record.status, False,
+                                   f"turn {record.turn}: {record.reason}", session=self.session,
+                                   started_at=record.generated_at, finished_at=now(), turn=record.turn)
+        self.store.record(self.name, outcome)
+        self._made(outcome)
+
+    def _finish(self, sample: _Sample) -> None:
+        """The sample's outcome: its best judged turn (solution into samples, verdict into evaluations)."""
+        turns = [sample.turns[t] for t in range(1, self.config.turns + 1)]
+        best = best_turn(turns, self.column)
+        verdict = best.verdict or {}
+        outcome = EvaluationRecord(
+            problem_id=sample.problem.id,
+            sample_index=sample.index,
+            status=best.status or "no_code",
+            correct=best.correct,
+            reason=best.reason,
+            runtime_ms=best.runtime_ms,
+            baselines={c: (b or {}).get("runtime_ms") for c, b in (verdict.get("baselines") or {}).items()},
+            speedup=dict(best.speedup),
+            verdict=best.verdict,
+            session=self.session,
+            started_at=turns[0].generated_at,
+            finished_at=now(),
+            turn=best.turn,
+        )
+        chosen = SampleRecord(sample.problem.id, sample.index, f"sample_{sample.index}/turn_{best.turn}",
+                              self.config.solutions, best.sha256 or "", best.source or "")
+        self.store.finish_sample(self.name, chosen, outcome)
+        self._made(outcome)
+
+    def _made(self, outcome: EvaluationRecord) -> None:
+        self.made.append(outcome)
+        if self.listener:
+            self.listener.finished(outcome)
+
+
+def _feedback(record: TurnRecord) -> Feedback:
+    if record.verdict is not None:
+        return Feedback.from_verdict(record.verdict)
+    return Feedback(record.status or "unknown", record.reason, record.speedup or None)
+
+
+def _bounded(text: str | None) -> str | None:
+    if text is None or len(text) <= MAX_STORED_REPLY_CHARS:
+        return text
+    return text[:MAX_STORED_REPLY_CHARS] + f"\n[... {len(text) - MAX_STORED_REPLY_CHARS} more characters not stored]"
+
+
+def _solution_of(answer: Reply) -> tuple[str | None, dict[str, Any], str | None]:
+    """The solution to judge, the extraction's record, and why there is none (or None)."""
+    if answer.solution is not None:
+        return answer.solution, {"ok": True, "how": "file", "message": "the file the agent wrote"}, None
+    if not answer.answer_in_text:
+        return None, {"ok": False, "how": "file", "message": "no solution file"}, "the agent left no solution.py"
+    extraction = reply.extract(answer.text)
+    if extraction.ok or (extraction.failure == "unparsable" and extraction.code):
+        # An unparsable block still goes to the judge: its compile_error is the feedback the model needs.
+        return extraction.code, extraction.to_dict(), None
+    return None, extraction.to_dict(), f"{extraction.failure}: {extraction.message}"
+
+
+def execute(
+    store: Store,
+    name: str,
+    config: RunConfig,
+    plan: Plan,
+    agent: Agent,
+    *,
+    evaluate: Evaluate = judge.evaluate,
+    listener: Listener | None = None,
+    manifest: Manifest | None = None,
+) -> list[EvaluationRecord]:
+    """Generate and judge what run ``name`` has not finished; the sample outcomes made in
+    this session. Raises RunError when the run exists with another config, ProviderError
+    when the provider cannot go on; an interruption keeps every stored reply and verdict."""
+    if config.source == "replay":
+        raise RunError("a replay run has no agent: use kbench.runs.runner.execute")
+    manifest = manifest or _capture(config, agent)
+    session = open_run(store, name, config, plan, manifest)
+    finished = {(e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES}
+    stored: dict[tuple[str, int], dict[int, TurnRecord]] = {}
+    for record in store.turns(name):
+        stored.setdefault((record.problem_id, record.sample_index), {})[record.turn] = record
+    samples = [
+        _Sample(problem, s.index, stored.get((problem.id, s.index), {}))
+        for problem in plan.problems
+        for s in plan.samples_of(problem.id)
+        if (problem.id, s.index) not in finished
+    ]
+    if listener:
+        listener.started(len(finished) + len(samples), list(finished.values()))
+    return _Loop(store, name, config, session, agent, evaluate, listener).run(samples)
+
+
+def _capture(config: RunConfig, agent: Agent) -> Manifest:
+    return capture(config, agent.manifest_entry(config))

@@ -1,0 +1,163 @@
+"""Commands that judge: ``eval``, ``baseline``, ``demo`` and ``problems list``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kbench.cli import verdicts
+from kbench.core.solution import Solution, SolutionError
+from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
+from kbench.judge.baselines import COLUMNS, check_columns
+from kbench.judge.guard import DEFAULT_POLICY, check_policy
+from kbench.judge.timing import TimingSettings, check_settings
+from kbench.suite import SUITE_DIR, find_problem, suite_problems
+from kbench.suite.problem import ProblemError, resolve_size
+
+CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of many small kernel launches."
+EXAMPLES_DIR = SUITE_DIR / "examples"
+console = Console()
+
+
+def _usage_error(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code=2)
+
+
+def _checked_device(device: Optional[str]) -> str:
+    try:
+        return resolve_device(device)
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from exc
+
+
+def eval_command(
+    solution: Path = typer.Argument(..., help="Solution file defining ModelNew.", exists=True, dir_okay=False),
+    problem: str = typer.Option(..., "--problem", "-p", help="Problem file path or suite id (level1/relu)."),
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds for the candidate's whole evaluation."),
+    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+    trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
+    timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
+    policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: strict (benchmark runs), lenient or off."),
+    dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
+    baseline: Optional[List[str]] = typer.Option(
+        None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
+    ),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Judge one solution against one problem: verdict, errors, timings."""
+    dev = _checked_device(device)
+    try:
+        resolve_size(size, dev)
+        check_policy(policy)
+        prob = find_problem(problem)
+        sol = Solution.from_file(solution)
+        verdict = evaluate(
+            prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
+            dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph),
+        )
+    except (ProblemError, SolutionError, ValueError) as exc:
+        raise _usage_error(str(exc)) from exc
+    if as_json:
+        typer.echo(verdict.to_json())
+    else:
+        verdicts.print_verdict(console, verdict)
+
+
+def _columns(options: Optional[List[str]]) -> tuple[str, ...]:
+    return tuple(name.strip() for option in options or ["eager"] for name in option.split(",") if name.strip())
+
+
+def baseline_command(
+    problems: List[str] = typer.Argument(..., help="Problem files or suite ids (level1/relu)."),
+    baseline: Optional[List[str]] = typer.Option(
+        None, help=f"Columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: compile]."
+    ),
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+    dtype: str = typer.Option("float32", help="The problems' variant in this dtype."),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Measure compiled baseline columns ahead of a run and cache them (beside the build cache)."""
+    dev = _checked_device(device)
+    columns = _columns(baseline or ["compile"])
+    try:
+        resolve_size(size, dev)
+        columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
+        settings = check_settings(TimingSettings(cuda_graph=cuda_graph), dev)
+        chosen = [find_problem(p) for p in problems]
+    except (ProblemError, ValueError) as exc:
+        raise _usage_error(str(exc)) from exc
+    results = {}
+    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines, cached (x: over eager)")
+    progress = Console(stderr=True)
+    for number, prob in enumerate(chosen, 1):
+        try:
+            results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype, timing=settings)
+        except ProblemError as exc:
+            results[prob.id] = {"error": str(exc)}
+            progress.print(f"[{number}/{len(chosen)}] [yellow]{prob.id}[/yellow]: {exc}", highlight=False)
+            continue
+        measured = results[prob.id].items()
+        # As each problem finishes: a long run that is stopped has still said what it measured.
+        progress.print(f"[{number}/{len(chosen)}] {prob.id}: " + ", ".join(
+            f"{column} {_column_cell(column, m, ' ms')}" for column, m in measured), highlight=False)
+        table.add_row(prob.id, *[_column_cell(column, m) for column, m in measured])
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    else:
+        console.print(table)
+
+
+def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str:
+    """A column's median, and for a compiled one its speedup over eager (below 1: slower)."""
+    time_ms = f"{measured['runtime_ms']:.4g}{unit}"
+    return time_ms if column == "eager" else f"{time_ms} ({measured['eager_ms'] / measured['runtime_ms']:.3f}x)"
+
+
+def demo(
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per evaluation."),
+) -> None:
+    """Judge the bundled example solutions against their problems."""
+    dev = _checked_device(device)
+    judged = []
+    for example in sorted(EXAMPLES_DIR.glob("*.py")):
+        problem_id = f"level1/{example.stem}"
+        console.rule(f"{problem_id}  <-  examples/{example.name}")
+        verdict = evaluate(problem_id, example, dev, timeout=timeout)
+        verdicts.print_verdict(console, verdict)
+        judged.append(verdict)
+    console.print(verdicts.speedup_table(judged))
+
+
+def problems_list(
+    level: Optional[int] = typer.Option(None, help="Only this level."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
+) -> None:
+    """List the bundled problems."""
+    problems = suite_problems(level)
+    if as_json:
+        rows = [{"id": p.id, "level": p.level, "name": p.name, "path": str(p.path)} for p in problems]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "level", "name", title=f"{len(problems)} problems in {SUITE_DIR}")
+    for p in problems:
+        table.add_row(p.id, str(p.level), p.name)
+    console.print(table)
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+    app.command("baseline")(baseline_command)
+    app.command()(demo)
+    problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite.")
+    problems_app.command("list")(problems_list)
+    app.add_typer(problems_app, name="problems")

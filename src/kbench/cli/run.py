@@ -1,0 +1,431 @@
+"""``kbench run``, ``score``, ``compare`` and ``export``: runs in a store, and their scores (docs/runs.md)."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from kbench import judge
+from kbench.agents import command_agent, providers
+from kbench.agents import loop as agent
+from kbench.agents.prices import builtin_table, load_prices, price_for
+from kbench.agents.providers import Sampling
+from kbench.cli.common import DB_OPTION, UsageError, counts_text, usage_errors
+from kbench.cli.scores import print_score
+from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
+from kbench.judge.guard import DEFAULT_POLICY
+from kbench.judge.timing import TimingSettings, check_settings
+from kbench.runs import runner
+from kbench.runs.manifest import RunConfig
+from kbench.runs.records import EvaluationRecord, TurnRecord
+from kbench.runs.score import (
+    columns_of,
+    outcomes,
+)
+from kbench.runs.score import score as score_run
+from kbench.runs.store import Store
+from kbench.suite.problem import resolve_size
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+console = Console()
+# Replaced in tests by a fake judge; the commands look it up at call time.
+evaluate = judge.evaluate
+
+def run_command(
+    run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR."
+    ),
+    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", help="Directory of solution files (replay/DIR)."),
+    problems: Optional[List[str]] = typer.Option(
+        None, "--problems", "-p", help="A level (level1), problem ids or files, or a directory; repeatable."
+    ),
+    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1]."),
+    turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
+                                        "judge's feedback [default: 1]."),
+    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...)."),
+    template: Optional[str] = typer.Option(None, help=f"Prompt template: a built-in name or a file [default: "
+                                           f"{agent.DEFAULT_TEMPLATE}]."),
+    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine]."),
+    target: Optional[str] = typer.Option(None, help=f"triton or cuda [default: {agent.DEFAULT_TARGET}]."),
+    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's]."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's]."),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's]."),
+    max_tokens: Optional[int] = typer.Option(None, min=1, help="Most tokens per reply [default: the server's; "
+                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic]."),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai)."),
+    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once."),
+    max_retries: int = typer.Option(providers.DEFAULT_MAX_RETRIES, min=0,
+                                    help="Retries of a request (backoff on 429, 5xx, timeouts)."),
+    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request."),
+    agent_time_limit: Optional[float] = typer.Option(
+        None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}]."
+    ),
+    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version]."),
+    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one."),
+    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins)."),
+    api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
+                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY]."),
+    db: Path = DB_OPTION,
+    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    baseline: Optional[List[str]] = typer.Option(None, help="A baseline column; repeatable [default: eager]."),
+    size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
+    trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
+    timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
+    policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
+    cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
+                                              "replays (docs/timing.md) [default: no]."),
+    plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
+) -> None:
+    """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
+    against a selection of problems, and store everything.
+
+    Options left out when resuming are taken from the run as stored; options given must match it.
+    """
+    with usage_errors():
+        if not RUN_NAME.fullmatch(run):
+            raise UsageError(f"run name {run!r}: use letters, digits, '.', '_' and '-'")
+        stored = None
+        if db.exists():
+            with Store(db, create=False) as store:
+                stored = store.run(run)
+        stored_config = stored.config if stored else None
+        spec = providers.parse_model(model) if model else None
+        if spec is not None and solutions is not None:
+            raise UsageError("give --model or --solutions, not both")
+        if spec is not None and spec.provider == "replay":
+            solutions, spec = Path(spec.name), None
+        if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
+            spec = providers.parse_model(stored_config.solutions)
+        judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy,
+                      cuda_graph=cuda_graph)
+        if spec is None:
+            generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
+                                  "--template": template, "--refine-template": refine_template}
+            given = [name for name, value in generation_options.items() if value is not None]
+            if given:
+                raise UsageError(f"{', '.join(given)} need a model (--model PROVIDER/MODEL); replayed files are "
+                             "samples as they are")
+            if stored_config is not None and stored_config.source != "replay" and solutions is not None:
+                raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
+            config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
+            _warn_unclaimed(config, plan)
+            _execute(run, db, plain, lambda store, listener: runner.execute(
+                store, run, config, plan, evaluate=evaluate, listener=listener))
+            return
+        if stored_config is not None and stored_config.source == "replay":
+            raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
+        generation = _Generation(
+            samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
+            target=target, gpu=gpu, sampling=Sampling(temperature, top_p, max_tokens, seed), concurrency=concurrency,
+            max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
+            agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
+        )
+        config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
+        try:
+            _execute(run, db, plain, lambda store, listener: agent.execute(
+                store, run, config, plan, the_agent, evaluate=evaluate, listener=listener), show_turns=config.turns > 1)
+        finally:
+            the_agent.provider.close()
+
+
+def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
+    if plan.unclaimed:
+        shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
+        Console(stderr=True).print(
+            f"[yellow]warning:[/yellow] {len(plan.unclaimed)} files in {config.solutions} match no selected "
+            f"problem: {shown}", highlight=False, soft_wrap=True
+        )
+
+
+def _execute(run: str, db: Path, plain: bool, work, show_turns: bool = False) -> None:
+    """Run ``work(store, listener)`` with progress shown, Ctrl-C and SIGTERM stopping it
+    cleanly, and the score printed at the end."""
+    with Store(db) as store:
+        progress = PlainProgress if plain or not console.is_terminal else BarProgress
+        listener = progress(console, show_turns=show_turns)
+        try:
+            with _sigterm_interrupts():
+                work(store, listener)
+        except KeyboardInterrupt:
+            listener.close()
+            Console(stderr=True).print(
+                f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
+            )
+            raise typer.Exit(code=130) from None
+        except BaseException:
+            listener.close()
+            raise
+        listener.close()
+        data = store.load(run)
+    print_score(console, data, score_run(outcomes(data), columns_of(data)))
+
+
+@dataclass(frozen=True)
+class _Generation:
+    """The generation options of ``kbench run`` as given (None: not given)."""
+
+    samples: int | None
+    turns: int | None
+    base_url: str | None
+    template: str | None
+    refine_template: str | None
+    target: str | None
+    gpu: str | None
+    sampling: Sampling
+    concurrency: int
+    max_retries: int
+    request_timeout: float
+    agent_time_limit: float | None
+    agent_version: str | None
+    prices: Path | None
+    env_file: Path
+    api_key_env: str | None
+
+
+def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
+                     device, baseline, size, trials, timeout, policy, cuda_graph):
+    """The config, plan and agent of a run that asks a model, from the options and,
+    for those left out, the stored run (or the defaults)."""
+    if stored is None and not problems:
+        raise UsageError("a new run needs --problems")
+    old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
+    selection = tuple(problems) if problems else stored.selection
+    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
+                             policy=policy, cuda_graph=cuda_graph)
+    target = options.target or (old.target if old else agent.DEFAULT_TARGET)
+    if target not in ("triton", "cuda"):
+        raise UsageError(f"--target {target!r}: choose triton or cuda")
+    turns = options.turns or (stored.turns if stored else 1)
+    samples = options.samples or (stored.samples if stored else 1)
+    if options.template:
+        template = agent.choose_template(options.template, target, "initial")
+    else:
+        template = agent.restore_template(old.template, target) if old else agent.choose_template(
+            agent.DEFAULT_TEMPLATE, target, "initial")
+    if options.refine_template:
+        refine = agent.choose_template(options.refine_template, target, "refine")
+    elif old and old.refine_template:
+        refine = agent.restore_template(old.refine_template, target)
+    else:
+        refine = agent.choose_template(agent.DEFAULT_REFINE_TEMPLATE, target, "refine")
+    gpu = options.gpu if options.gpu is not None else old.gpu if old else agent.default_gpu(judged["device"])
+    same_provider = old is not None and old.provider == spec.provider
+    if spec.provider == "command":
+        stored_agent = (old.agent or {}) if same_provider else {}
+        provider = command_agent.CommandProvider(
+            spec.name,
+            judge=command_agent.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
+                                          judged["policy"], judged["cuda_graph"]),
+            time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
+            version=options.agent_version or stored_agent.get("version"),
+        )
+        price = None
+    else:
+        given = options.sampling.to_dict()
+        kept = (old.sampling or {}) if same_provider else {}
+        sampling = Sampling(**{k: given[k] if given[k] is not None else kept.get(k) for k in given})
+        table = load_prices(options.prices) if options.prices else builtin_table()
+        make = providers.OpenAIProvider if spec.provider == "openai" else providers.AnthropicProvider
+        provider = make(
+            spec.name,
+            base_url=options.base_url or (old.endpoint if same_provider else None),
+            key_env=options.api_key_env,
+            env_file=options.env_file,
+            timeout=options.request_timeout,
+            max_retries=options.max_retries,
+            sampling=sampling,
+        )
+        price = price_for(spec.provider, spec.name, table)
+    the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
+                            price=price)
+    plan = runner.plan_generated(_runnable(selection), samples, str(provider.spec))
+    config = runner.generated_config(
+        plan,
+        selection=selection,
+        model=str(provider.spec),
+        source=spec.provider,
+        samples=samples,
+        turns=turns,
+        generation=the_agent.config(turns).to_dict(),
+        **judged,
+    )
+    return config, plan, the_agent
+
+
+def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
+                     cuda_graph):
+    """The run's config from the options, those left out taken from a stored run (or the defaults)."""
+    if stored is None and (solutions is None or not problems):
+        raise UsageError("a new run needs --model (or --solutions) and --problems")
+    selection = tuple(problems) if problems else stored.selection
+    solutions_dir = solutions if solutions is not None else Path(stored.solutions)
+    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
+                             policy=policy, cuda_graph=cuda_graph)
+    plan = runner.plan_replay(_runnable(selection), solutions_dir)
+    return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
+
+
+def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph
+                    ) -> dict[str, Any]:
+    """How the run's candidates are judged: each option as given, else as the run
+    was stored, else the default; the device and size resolved, CUDA-graph
+    timing only on a CUDA device."""
+    device = resolve_device(device if device is not None else stored.device if stored else None)
+    cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
+    check_settings(TimingSettings(cuda_graph=cuda_graph), device)
+    return {
+        "device": device,
+        "size": resolve_size(size or (stored.size if stored else "auto"), device),
+        "trials": trials or (stored.trials if stored else DEFAULT_TRIALS),
+        "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
+        "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
+        "cuda_graph": cuda_graph,
+        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
+    }
+
+
+def _runnable(selection) -> list:
+    """The selected problems this Python can run; the others are named on stderr and left out."""
+    problems, skipped = runner.runnable(runner.select_problems(selection))
+    if skipped:
+        reasons = sorted(set(skipped.values()))
+        Console(stderr=True).print(
+            f"[yellow]skipped:[/yellow] {len(skipped)} problem(s) this Python cannot run ({'; '.join(reasons)}), "
+            f"e.g. {next(iter(skipped))}; for level 4: pip install 'kbench[level4]'", highlight=False, soft_wrap=True
+        )
+    return problems
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """A scheduler's SIGTERM stops a run as Ctrl-C does: workers cleaned up, verdicts kept."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may handle signals
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _counts(records: list[EvaluationRecord]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.status] = counts.get(record.status, 0) + 1
+    return counts
+
+
+def _speedups(speedup: dict[str, float | None]) -> str:
+    return ", ".join(f"{s:.3g}x {column}" for column, s in speedup.items() if s is not None)
+
+
+def _outcome_text(record: EvaluationRecord) -> str:
+    speedups = _speedups(record.speedup)
+    turn = f" at turn {record.turn}" if record.turn is not None else ""
+    return f"{record.status}{turn}" + (f" ({speedups})" if speedups else "")
+
+
+def _turn_text(record: TurnRecord) -> str:
+    return (f"{record.problem_id} #{record.sample_index} turn {record.turn}: {record.status}"
+            + (f" ({_speedups(record.speedup)})" if _speedups(record.speedup) else ""))
+
+
+class BarProgress:
+    """A progress bar: samples done, verdicts so far, time left (and a line per turn
+    of a run with refinement turns)."""
+
+    def __init__(self, console: Console, show_turns: bool = False):
+        self.show_turns = show_turns
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[verdicts]}"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None:
+        self.counts = _counts(done)
+        self.task = self.progress.add_task("evaluating", total=total, completed=len(done),
+                                           verdicts=counts_text(self.counts))
+        self.progress.start()
+
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.progress.console.print(_turn_text(record), highlight=False, markup=False)
+
+    def finished(self, record: EvaluationRecord) -> None:
+        self.counts[record.status] = self.counts.get(record.status, 0) + 1
+        self.progress.console.print(f"{record.problem_id} #{record.sample_index}: {_outcome_text(record)}",
+                                    highlight=False, markup=False)
+        self.progress.update(self.task, advance=1, verdicts=counts_text(self.counts))
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+class PlainProgress:
+    """One line per evaluation, with counts and an estimate of the time left."""
+
+    def __init__(self, console: Console, show_turns: bool = False):
+        self.console = console
+        self.show_turns = show_turns
+
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.console.print("  " + _turn_text(record), highlight=False, markup=False, soft_wrap=True)
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None:
+        self.total, self.done, self.already, self.start = total, len(done), len(done), time.monotonic()
+        self.console.print(
+            f"{total - self.done} to evaluate; {self.done} recorded already ({counts_text(_counts(done)) or 'none'})",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def finished(self, record: EvaluationRecord) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        left = elapsed / (self.done - self.already) * (self.total - self.done)
+        self.console.print(
+            f"[{self.done}/{self.total}] {record.problem_id} #{record.sample_index}: {_outcome_text(record)}"
+            f"  elapsed {elapsed:.0f}s, about {left:.0f}s left",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        pass
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)

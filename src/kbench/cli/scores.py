@@ -1,0 +1,245 @@
+"""Commands that read a run's verdicts: ``score``, ``compare`` and ``export``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kbench.agents import loop as agent
+from kbench.cli.common import DB_OPTION, UsageError, counts_text, usage_errors
+from kbench.runs import export
+from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.score import (
+    ALL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    P_VALUES,
+    Estimate,
+    Score,
+    columns_of,
+    outcomes,
+    score_by_turn,
+)
+from kbench.runs.score import compare as compare_runs
+from kbench.runs.score import score as score_run
+from kbench.runs.store import Store
+
+console = Console()
+SEED_OPTION = typer.Option(DEFAULT_SEED, help="Seed of the bootstrap resampling.")
+RESAMPLES_OPTION = typer.Option(DEFAULT_RESAMPLES, min=100, help="Bootstrap resamples.")
+
+
+def score_command(
+    run: str = typer.Argument(..., help="Run name."),
+    db: Path = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    seed: int = SEED_OPTION,
+    resamples: int = RESAMPLES_OPTION,
+) -> None:
+    """fast_p, correctness, geometric-mean speedup and fast_p@k, per baseline column and level, with 95% intervals."""
+    with usage_errors(), Store(db, create=False) as store:
+        data = store.load(run)
+    result = score_run(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
+    by_turn = score_by_turn(data, columns_of(data), resamples=resamples, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(finite(score_document(data, result, by_turn)), indent=2, allow_nan=False))
+    else:
+        print_score(console, data, result, by_turn)
+
+
+def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> dict:
+    """The score with what it is a score of: the run, its manifest, and any change between
+    sessions; for a generated run also the scores after each turn, and the tokens and cost."""
+    first = data.sessions[0].manifest
+    document = {
+        "run": data.run.name,
+        "created_at": data.run.created_at,
+        "complete": result.overall.coverage.evaluated == result.overall.n_problems,
+        **result.to_dict(),
+        "manifest": first.to_dict(),
+        "sessions": [
+            {"number": s.number, "started_at": s.started_at,
+             "changes": {k: list(v) for k, v in s.manifest.changes_from(first).items()}}
+            for s in data.sessions
+        ],
+    }
+    if data.turns:
+        by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
+        document["by_turn"] = {
+            str(turn): {key: scored.to_dict()[key] for key in TURN_KEYS} for turn, scored in by_turn.items()
+        }
+        document["usage"] = {
+            **agent.usage(data.turns).to_dict(),
+            "samples": [
+                {"problem_id": problem_id, "sample_index": index, **used.to_dict()}
+                for (problem_id, index), used in agent.usage_by_sample(data.turns).items()
+            ],
+        }
+    return document
+
+
+# What ``score --json`` gives for each turn (the whole selection's figures).
+TURN_KEYS = ("n_problems", "coverage", "correct_rate", "correct_rate_ci", "fast_p", "fast_p_ci", "failures")
+
+
+def _cell(estimate: Estimate, signed: bool = False) -> str:
+    if estimate.value is None:
+        return "-"
+    form = "+.3f" if signed else ".3f"
+    if estimate.low is None:
+        return format(estimate.value, form)
+    return f"{estimate.value:{form}} [{estimate.low:{form}}, {estimate.high:{form}}]"
+
+
+def _group_label(key: str) -> str:
+    return "all" if key == ALL else f"level {key}"
+
+
+def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> None:
+    manifest = data.sessions[0].manifest
+    overall = result.overall
+    coverage = overall.coverage
+    revision = (manifest.git_revision or "unknown")[:12] + (" (dirty)" if manifest.git_dirty else "")
+    out.print(
+        f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
+        f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}"
+        + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    out.print(
+        f"coverage: {coverage.with_solution} of {coverage.problems} problems with a solution, "
+        f"{coverage.evaluated} evaluated; {coverage.samples_evaluated} of {coverage.samples} samples evaluated",
+        highlight=False,
+        soft_wrap=True,
+    )
+    rate = Table("", "problems", "correct", *(f"geomean speedup ({c})" for c in result.columns),
+                 title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
+    for key, group in result.groups.items():
+        rate.add_row(_group_label(key), str(group.n_problems), _cell(group.correct_rate),
+                     *(_cell(group.geomean_speedup[c]) for c in result.columns))
+    out.print(rate)
+    for column in result.columns:
+        table = Table("p", *(_group_label(key) for key in result.groups), title=f"fast_p over {column}")
+        for p in P_VALUES:
+            table.add_row(f"{p:g}", *(_cell(group.fast_p[column][p]) for group in result.groups.values()))
+        out.print(table)
+        if result.ks:
+            at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems")
+            for p in P_VALUES:
+                at_k.add_row(f"{p:g}", *(_cell(overall.fast_p_at_k[column][k][p]) for k in result.ks))
+            out.print(at_k)
+    if data.turns:
+        _print_generation(out, data, result, by_turn)
+    out.print("outcomes: " + counts_text(overall.statuses), highlight=False)
+    if coverage.evaluated < coverage.problems:
+        out.print(f"[yellow]incomplete:[/yellow] {coverage.problems - coverage.evaluated} problems not fully "
+                  "evaluated count as failures; run the same `kbench run` again to finish")
+    retried = sum(n for status, n in overall.statuses.items() if status in RETRIED_STATUSES)
+    if retried:
+        out.print(f"[yellow]{retried} evaluations failed outside the candidate[/yellow] "
+                  f"({', '.join(sorted(RETRIED_STATUSES))}); `kbench run` with the same name retries them")
+    for session in data.sessions[1:]:
+        changes = session.manifest.changes_from(manifest)
+        if changes:
+            described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
+            out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
+                      highlight=False)
+
+
+def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None) -> None:
+    """fast_p after each turn (for a run with refinement turns), and what the requests used."""
+    if data.run.config.turns > 1:
+        by_turn = by_turn if by_turn is not None else score_by_turn(data, result.columns)
+        for column in result.columns:
+            table = Table("p", *(f"turn {t}" for t in by_turn), title=f"fast_p after each turn over {column}, "
+                          "all problems (a sample's best judged turn so far)")
+            table.add_row("correct", *(_cell(s.overall.correct_rate) for s in by_turn.values()))
+            for p in P_VALUES:
+                table.add_row(f"{p:g}", *(_cell(s.overall.fast_p[column][p]) for s in by_turn.values()))
+            out.print(table)
+    used = agent.usage(data.turns)
+    cost = f"${used.cost_usd:.4f}" + (f" ({used.cost_unknown} replies of unknown cost not counted)"
+                                      if used.cost_unknown else "")
+    out.print(
+        f"generation: {data.run.config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
+        f"{used.input_tokens} input and {used.output_tokens} output tokens, cost {cost}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def compare_command(
+    run_a: str = typer.Argument(..., help="The first run (A)."),
+    run_b: str = typer.Argument(..., help="The second run (B); differences are B - A."),
+    db: Path = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    seed: int = SEED_OPTION,
+    resamples: int = RESAMPLES_OPTION,
+) -> None:
+    """Paired difference B - A on the problems both runs share, per level and baseline column."""
+    with usage_errors(), Store(db, create=False) as store:
+        data_a, data_b = store.load(run_a), store.load(run_b)
+    columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
+    result = compare_runs(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(finite({"run_a": run_a, "run_b": run_b, **result.to_dict()}), indent=2))
+        return
+    if ALL not in result.groups:
+        console.print(f"runs {run_a} and {run_b} share no problems", highlight=False)
+        return
+    console.print(f"[bold]{run_b} - {run_a}[/bold] on {result.groups[ALL].n_problems} shared problems", highlight=False)
+    for label, ids in (("only in " + run_a, result.only_a), ("only in " + run_b, result.only_b),
+                       ("changed between the runs (left out)", result.changed)):
+        if ids:
+            console.print(f"{label}: {', '.join(ids)}", highlight=False)
+    for column in columns:
+        table = Table("", "problems", "correct", *(f"fast_{p:g}" for p in P_VALUES),
+                      title=f"paired difference over {column} ({result.confidence:.0%} bootstrap intervals)")
+        for key, group in result.groups.items():
+            table.add_row(_group_label(key), str(group.n_problems), _cell(group.correct_rate.difference, True),
+                          *(_cell(group.fast_p[column][p].difference, True) for p in P_VALUES))
+        console.print(table)
+
+
+def export_command(
+    run: str = typer.Argument(..., help="Run name."),
+    format: str = typer.Option("jsonl", "--format", "-f", help=f"One of {', '.join(export.FORMATS)}."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="File to write ('-': stdout) [default: RUN.jsonl, RUN.parquet, RUN.eval_results.json]."
+    ),
+    db: Path = DB_OPTION,
+) -> None:
+    """Write a run's evaluations for other tools: JSON lines, Parquet, or KernelBench's eval_results.json."""
+    with usage_errors():
+        if format not in export.FORMATS:
+            raise UsageError(f"unknown format {format!r}; choose from {', '.join(export.FORMATS)}")
+        with Store(db, create=False) as store:
+            data = store.load(run)
+        default_name = {"jsonl": f"{run}.jsonl", "parquet": f"{run}.parquet", "kernelbench": f"{run}.eval_results.json"}
+        target = output or Path(default_name[format])
+        if format == "parquet":
+            if str(target) == "-":
+                raise UsageError("parquet is binary: give --output a file")
+            count = export.write_parquet(data, target)
+        else:
+            write = export.write_jsonl if format == "jsonl" else export.write_kernelbench
+            if str(target) == "-":
+                count = write(data, sys.stdout)
+            else:
+                with open(target, "w") as out:
+                    count = write(data, out)
+    if str(target) != "-":
+        Console(stderr=True).print(f"wrote {count} evaluations of run {run} to {target}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score_command)
+    app.command("compare")(compare_command)
+    app.command("export")(export_command)

@@ -1,0 +1,32 @@
+"""The judge: everything that decides a verdict, and nothing else.
+
+Owns the evaluation of one solution against one problem (``evaluation``), the
+processes it runs in (``sandbox``, ``worker``), the reference's side and the
+baseline columns (``reference``, ``baselines``), the timing protocol
+(``timing``), the comparison of outputs (``compare``), the guard's rules
+(``guard``), the settings pinned in every worker (``state``), and builds ahead
+of judging (``builds``). The candidate's process runs only ``worker`` and what
+it imports; everything that decides runs in the judge's process or the
+reference's.
+
+May import: ``kbench.core`` and ``kbench.suite``; never the audit, runs,
+agents or the CLI.
+"""
+
+from kbench.judge.builds import build
+from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
+from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
+from kbench.judge.reference import measure_baselines, time_reference
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TRIALS",
+    "build",
+    "cache_dir",
+    "default_device",
+    "evaluate",
+    "measure_baselines",
+    "resolve_device",
+    "time_reference",
+    "worker_env",
+]

@@ -1,0 +1,54 @@
+"""Devices and the environment every worker starts with.
+
+Which device an evaluation runs on (``cuda`` resolved to an index, a device
+this machine lacks refused), and where compiled extensions and Triton's cache
+live, shared by every worker and keyed by content.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+
+def cache_dir() -> Path:
+    """Where compiled extensions are kept between evaluations (keyed by content)."""
+    root = os.environ.get("KBENCH_CACHE") or Path.home() / ".cache" / "kbench"
+    return Path(root)
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_device(device: str | None) -> str:
+    """Validate a device name and give it an index (``cuda`` -> ``cuda:0``).
+
+    ValueError for a device this machine does not have.
+    """
+    device = device or default_device()
+    if device == "cpu":
+        return device
+    if device == "cuda" or device.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: no CUDA GPU is available on this machine")
+        if device == "cuda":
+            return f"cuda:{torch.cuda.current_device()}"
+        index = device.split(":", 1)[1]
+        if not index.isdigit() or int(index) >= torch.cuda.device_count():
+            raise ValueError(f"device {device!r}: no such GPU ({torch.cuda.device_count()} visible)")
+        return f"cuda:{int(index)}"
+    raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N")
+
+
+def worker_env(device: str) -> dict[str, str]:
+    env = {
+        "TORCH_EXTENSIONS_DIR": str(cache_dir() / "torch_extensions"),
+        "TRITON_CACHE_DIR": str(cache_dir() / "triton"),
+    }
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env

@@ -1,0 +1,480 @@
+"""The judge: one solution, one problem, one verdict.
+
+Two worker processes take part: a reference worker that only ever loads the
+problem's ``Model``, and a candidate worker that loads the solution's
+``ModelNew``. The judge draws every seed after the candidate is built (so the
+candidate cannot predict them) and decides; the comparison runs in the
+reference's process, so expected outputs never leave it. For each trial the
+candidate answers first and the reference second, so an expected output never
+exists while the candidate could still change its own answer. The eager
+baseline is timed after the candidate's process is gone, so nothing of the
+candidate shares the GPU with it. The guard's rules (kbench.judge.guard) are
+applied here, under the evaluation's policy.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kbench.core.hardware import speed_of_light_ms
+from kbench.core.solution import Solution
+from kbench.core.verdict import Trial, Verdict
+from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
+from kbench.judge.compare import Comparison
+from kbench.judge.devices import resolve_device, worker_env
+from kbench.judge.guard import DEFAULT_POLICY, Finding, action, check_policy
+from kbench.judge.guard.runtime import compute_ops
+from kbench.judge.guard.static import check_source
+from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, call_message
+from kbench.judge.sandbox import Worker, WorkerLost
+from kbench.judge.timing import TimingSettings, check_settings, pooled, speedup_interval
+from kbench.suite import find_problem
+from kbench.suite.problem import Problem, check_runnable, resolve_size
+
+DEFAULT_TRIALS = 5
+DEFAULT_TIMEOUT = 300.0
+CHECK_MARGIN_SECONDS = 5.0
+# The host clock may exceed the events by launch and synchronisation latency,
+# never by whole kernels: more than this means work the events did not see.
+TIMER_RATIO = 1.25
+TIMER_SLACK_MS = 0.05
+SHM_MIN_FREE_BYTES = 16 << 30
+
+# Which status a failure in each worker phase gets.
+PHASE_STATUS = {
+    "build": "compile_error",
+    "init": "compile_error",
+    "forward": "runtime_error",
+    "output": "incorrect",
+}
+LOST_STATUS = {"timeout": "timeout", "died": "crashed", "memory": "crashed", "protocol": "crashed"}
+
+
+class _Verdict(Exception):
+    """Ends an evaluation early with a status and reason."""
+
+    def __init__(self, status: str, reason: str, phase: str | None = None):
+        super().__init__(reason)
+        self.status, self.reason, self.phase = status, reason, phase
+
+
+def evaluate(
+    problem: Problem | str | Path,
+    solution: Solution | str | Path,
+    device: str | None = None,
+    *,
+    size: str = "auto",
+    trials: int = DEFAULT_TRIALS,
+    timeout: float = DEFAULT_TIMEOUT,
+    measure_time: bool = True,
+    timing: TimingSettings = TimingSettings(),
+    memory_limit_bytes: int | None = None,
+    policy: str = DEFAULT_POLICY,
+    dtype: str = "float32",
+    baselines: tuple[str, ...] | list[str] = ("eager",),
+    baseline_cache: Path | None | bool = True,
+) -> Verdict:
+    """Judge ``solution`` against ``problem`` and return the verdict.
+
+    ``timeout`` bounds the candidate's whole evaluation (build, trials and
+    timing); ``memory_limit_bytes`` its host memory. ``policy`` says which of the guard's rules reject and which only
+    flag (``strict``, ``lenient``, ``off``: docs/guard.md). ``dtype`` is one of
+    the problem's ``KBENCH_DTYPES``. Raises ProblemError when the problem itself
+    is unusable or has no such dtype (ProblemSkipped when it needs a module
+    this Python lacks) and ValueError for an unknown device, size, policy or
+    baseline column; every fault of the candidate ends in a verdict instead.
+    ``baselines`` are the columns to time (eager always); compiled ones are
+    taken from ``baseline_cache`` (a path; True for the default one beside the
+    build cache, None or False for none) when measured there before under this
+    very environment, and stored there when measured now.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
+    solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    check_settings(timing, device)
+    evaluation = _Evaluation(
+        problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
+    )
+    evaluation.reference_side.columns = check_columns(list(baselines), device)
+    evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
+    return evaluation.run(measure_time)
+
+
+class _Evaluation:
+    def __init__(self, problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, policy, dtype):
+        self.problem: Problem = problem
+        self.solution: Solution = solution
+        self.device: str = device
+        self.size: str = size
+        self.dtype: str = dtype
+        self.trials = trials
+        self.timeout = timeout
+        self.timing_settings: TimingSettings = timing
+        self.memory_limit = memory_limit_bytes
+        self.phase_seconds: dict[str, float] = {}
+        self.record: dict[str, Any] = {
+            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "tolerance": {}
+        }
+        self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
+        self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
+        self.policy = policy
+        self.flags: list[str] = []
+
+    def run(self, measure_time: bool) -> Verdict:
+        started = time.monotonic()
+        self.deadline = started + self.timeout
+        self.reference_side.deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
+        try:
+            self._consider(check_source(self.solution.source, reference_source=self.problem.source))
+        except _Verdict as verdict:  # rejected before anything runs
+            return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
+        with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
+            self.tmp = Path(tmp)
+            solution_path = self.tmp / "solution.py"
+            solution_path.write_text(self.solution.source)
+            env = worker_env(self.device)
+            reference = Worker(env)  # the problem's own needs: the default limit
+            candidate = Worker(env, self.memory_limit)
+            try:
+                status, reason = self._judge(reference, candidate, solution_path, measure_time)
+            finally:
+                candidate.close()
+                reference.close()
+        return self._verdict(status, reason, candidate, time.monotonic() - started)
+
+    def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
+        # A kernel written for the test shape only is caught by one trial at the
+        # problem's other (small) size first, where there is one.
+        other_size = "small" if self.size == "default" and self.problem.small else None
+        load = self.reference_side.load_message(other_size)
+        load["solution_path"] = str(solution_path)
+        try:
+            reference.send({**load, "role": "reference"})
+            candidate.send({**load, "role": "candidate"})
+            with self._phase("load"):
+                ref_loaded = self.reference_side.ask(reference, "loading the problem")
+                loaded = self._ask_candidate(candidate, "building and loading the solution")
+            self.reference_side.loaded = ref_loaded
+            self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
+            self._consider_answer(loaded)
+
+            if other_size:
+                self._other_size_trial(reference, candidate, other_size)
+            self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
+            with self._phase("trials"):
+                for index, seed in enumerate(self.seeds["trials"]):
+                    comparison = self._compare_call(reference, candidate, "run", seed, f"trial {index}")
+                    self.record["trials"].append(Trial(index=index, ok=comparison.ok, **_fields(comparison)))
+                    if not comparison.ok:
+                        raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
+            if measure_time:
+                self._measure(reference, candidate)
+            candidate.assert_quiet()
+        except _Verdict as verdict:
+            return verdict.status, verdict.reason
+        except WorkerLost as lost:
+            if lost.kind == "forged":
+                return "rejected", f"results-channel: {lost.detail}"
+            return LOST_STATUS[lost.kind], lost.detail
+        return "correct", f"{self.trials} of {self.trials} trials match the reference"
+
+    def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
+        self.seeds["other_size"] = secrets.randbits(62)
+        with self._phase("other_size"):
+            where = f"at the problem's {other_size} size"
+            try:
+                comparison = self._compare_call(
+                    reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
+                )
+            except _Verdict as failed:
+                if failed.status in ("rejected", "timeout"):  # another rule's verdict, or no answer: say where
+                    raise _Verdict(failed.status, f"{where}: {failed.reason}") from failed
+                raise _Verdict("rejected", f"other-size: {where}: {failed.status}: {failed.reason}") from failed
+            except WorkerLost as lost:
+                if lost.kind != "died":
+                    raise
+                raise _Verdict("rejected", f"other-size: {where}: the candidate's process died: {lost.detail}") from lost
+            if not comparison.ok:
+                raise _Verdict("rejected", f"other-size: wrong {where}: {comparison.check}: {comparison.detail}")
+            resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
+            self.reference_side.ask(reference, "building the model at the test size", resize)
+            self._ask_candidate(candidate, "building the model at the test size", resize)
+
+    def _measure(self, reference: Worker, candidate: Worker) -> None:
+        """Time the candidate and each baseline column, alternating, over several rounds.
+
+        Round r times the candidate (its process running alone, with fresh
+        seeds), then every baseline column on the very same inputs, each in its
+        own reference worker, while the candidate's processes are stopped. The
+        last round ends with the checked call. What drifts between processes
+        and over time then moves both sides of the speedup alike (docs/timing.md).
+        """
+        rounds = max(1, self.timing_settings.rounds)
+        side = self.reference_side
+        cached = side.cached_columns()
+        workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
+        try:
+            cand_rounds: list[dict[str, Any]] = []
+            base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+            for index in range(rounds):
+                seeds, timed = self._candidate_round(candidate, rounds - index)
+                cand_rounds.append(timed)
+                if index == rounds - 1:
+                    self._check_timed_call(reference, candidate)
+                    candidate.assert_quiet()
+                    candidate.close()
+                else:
+                    candidate.pause()
+                # A compiled column compiles (max-autotune: minutes) in its first round.
+                side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
+                with self._phase("baseline"):
+                    side.replay_round(workers, timed, seeds, base_rounds)
+                candidate.resume()
+        finally:
+            for column, worker in workers.items():
+                if worker is not reference:
+                    worker.close()
+        self._record_timings(cand_rounds, base_rounds, cached)
+
+    def _candidate_round(self, candidate: Worker, rounds_left: int) -> tuple[SeedFeed, dict[str, Any]]:
+        """One round of the candidate's timed calls, with its share of the budget left."""
+        left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
+        if left <= 0:
+            raise _Verdict("timeout", "no time left to measure within the time limit")
+        rounds = max(1, self.timing_settings.rounds)
+        budget = min(self.timing_settings.budget_seconds / rounds, left / rounds_left)
+        with self._phase("timing"):
+            seeds = SeedFeed()
+            answer = self._ask_candidate(candidate, "timing the solution", self._message("time", None, None, budget), seeds)
+            self._consider_answer(answer)
+            self._check_seed_accounting(answer["timing"], seeds)
+        return seeds, answer["timing"]
+
+    def _check_timed_call(self, reference: Worker, candidate: Worker) -> None:
+        # The check call's seed exists only now: whatever the candidate learnt
+        # or precomputed during timing cannot include its inputs.
+        self.seeds["check"] = secrets.randbits(62)
+        with self._phase("timing"):
+            comparison = self._compare_call(reference, candidate, "check", self.seeds["check"], "the checked call")
+        if not comparison.ok:
+            raise _Verdict(
+                "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
+            )
+
+    def _record_timings(
+        self,
+        cand_rounds: list[dict[str, Any]],
+        base_rounds: dict[str, list[dict[str, Any]]],
+        cached: dict[str, CachedBaseline],
+    ) -> None:
+        candidate = pooled(cand_rounds)
+        self._check_timer(candidate.summary())
+        self._check_speed_of_light(candidate.median_ms)
+        self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
+        cand_samples = [r["samples_ms"] for r in cand_rounds]
+        interval = functools.partial(speedup_interval, candidate_rounds=cand_samples,
+                                     over_rounds=self.timing_settings.new_placement_per_round)
+        # Each measured column (eager too) pooled and bootstrapped once; cached columns scale eager's.
+        measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
+        intervals = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
+        eager = measured_columns["eager"]
+        for column in self.reference_side.columns:
+            if column in cached:  # eager now over the candidate, times the column over eager as cached
+                entry = cached[column]
+                factor = entry.runtime_ms / entry.eager_ms
+                low, high = intervals["eager"]
+                self.record["baselines"][column] = {
+                    "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
+                    "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
+                }
+                self.record["speedup"][column] = eager.median_ms / candidate.median_ms * factor
+                self.record["speedup_interval"][column] = [low * factor, high * factor]
+                continue
+            measured, (low, high) = measured_columns[column], intervals[column]
+            self.record["baselines"][column] = {
+                "runtime_ms": measured.median_ms,
+                "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
+                "source": "measured",
+            }
+            self.record["speedup"][column] = measured.median_ms / candidate.median_ms
+            self.record["speedup_interval"][column] = [low, high]
+            if column != "eager":
+                self.reference_side.store(column, measured, eager)
+        for column, notes in self.reference_side.notes.items():
+            self.record["baselines"][column]["not_used"] = notes
+
+    def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
+        return call_message(op, seed, path, self.timing_settings, budget_seconds)
+
+    def _compare_call(self, reference: Worker, candidate: Worker, op: str, seed: int, what: str) -> Comparison:
+        """The candidate answers and saves its output; then the reference computes
+        the expected output and compares, in its own process."""
+        cand_path = self.tmp / "candidate.pt"
+        ref_message = {**self._message(op, seed, None), "record_ops": True}
+        cand_message = {**self._message(op, seed, cand_path), "record_ops": True}
+        try:
+            cand_answer = self._ask_candidate(candidate, what, cand_message)
+        except _Verdict as verdict:
+            if verdict.phase == "problem":
+                # The problem's own code failed in the candidate's process: if it
+                # fails in the reference's too, the problem is at fault.
+                self.reference_side.ask(reference, what, ref_message)
+            raise
+        ref_message.update(
+            candidate_path=str(cand_path), candidate_devices=_devices(cand_answer), tolerance=self.problem.tolerance
+        )
+        self._consider_answer(cand_answer)
+        ref_answer = self.reference_side.ask(reference, what, ref_message)
+        self.record["tolerance"].update(ref_answer["tolerance"])
+        self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
+        return Comparison(**ref_answer["comparison"])
+
+    # --- the guard's judge-side rules -------------------------------------
+    def _consider(self, findings: list[Finding]) -> None:
+        """Apply the policy: flags are kept, the first rejecting finding ends the evaluation."""
+        rejecting = []
+        for finding in findings:
+            verdict = action(finding.rule, self.policy)
+            if verdict == "reject":
+                rejecting.append(finding)
+            elif verdict == "flag":
+                self.flags.append(finding.text())
+        if rejecting:
+            raise _Verdict("rejected", rejecting[0].text())
+
+    def _consider_answer(self, answer: dict[str, Any]) -> None:
+        reported = answer.get("findings", [])
+        if not isinstance(reported, list):
+            raise WorkerLost("protocol", "malformed findings in the candidate's answer")
+        self._consider([Finding(str(f.get("rule")), str(f.get("message"))) for f in reported if isinstance(f, dict)])
+
+    def _check_reference_ops(self, reference_ops: list[str], candidate_ops: list[str]) -> None:
+        needed = compute_ops(reference_ops)
+        if needed and needed <= compute_ops(candidate_ops):
+            self._consider([Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")])
+
+    def _check_seed_accounting(self, timing: dict[str, Any], seeds: SeedFeed) -> None:
+        """One seed per call: a worker that took more pulled future inputs to precompute them."""
+        calls = int(timing["count"]) + int(timing["warmup_calls"])
+        if len(seeds.given) != calls:
+            self._consider([Finding(
+                "input-feed", f"{len(seeds.given)} input seeds were asked for during {calls} timed and warm-up calls"
+            )])
+
+    def _check_timer(self, timing: dict[str, Any]) -> None:
+        """Events time one stream; the host clock around a device-wide sync sees them all."""
+        events, host = timing["median_ms"], timing["host_median_ms"]
+        if timing["clock"] == "cuda-events" and host > TIMER_RATIO * events + TIMER_SLACK_MS:
+            self._consider([Finding(
+                "timer-mismatch",
+                f"the host clock saw {host:.4g} ms per call where the CUDA events saw {events:.4g} ms",
+            )])
+
+    def _check_speed_of_light(self, candidate_ms: float) -> None:
+        loaded = self.reference_side.loaded
+        work = loaded.get("work", {})
+        limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"))
+        self.record["speed_of_light_ms"] = limit
+        if limit is not None and candidate_ms < limit:
+            self._consider([Finding(
+                "speed-of-light",
+                f"{candidate_ms:.4g} ms is faster than the {limit:.4g} ms this GPU needs for the problem's "
+                f"{work.get('flops') or 0:.3g} FLOP and {work.get('bytes') or 0:.3g} bytes",
+            )])
+
+    def _ask_candidate(
+        self, candidate: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
+    ) -> dict[str, Any]:
+        """The candidate's answer (to ``message``, or to the one already sent)."""
+        answer = candidate.request(message, self.deadline, what, seeds)
+        if not answer["ok"]:
+            phase = answer.get("phase")
+            status = PHASE_STATUS.get(phase, "runtime_error")
+            raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip(), phase)
+        return answer
+
+    @contextmanager
+    def _phase(self, name: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:  # a phase entered again (timing and baseline, once a round) adds up
+            self.phase_seconds[name] = self.phase_seconds.get(name, 0.0) + time.monotonic() - start
+
+    def _verdict(self, status: str, reason: str, candidate: Worker | None, wall: float) -> Verdict:
+        trials = self.record["trials"]
+        correct = status == "correct"
+        errors = [t for t in trials if t.max_abs_error is not None]
+        timing = self.record.get("timing") if correct else None
+        columns = self.reference_side.columns
+        unmeasured = {column: {"runtime_ms": None} for column in columns}
+        baselines = self.record["baselines"] or unmeasured
+        speedup = self.record["speedup"] or dict.fromkeys(columns)
+        return Verdict(
+            problem=self.problem.id,
+            problem_path=str(self.problem.path),
+            problem_sha256=self.problem.sha256,
+            solution_path=str(self.solution.path) if self.solution.path else None,
+            solution_sha256=self.solution.sha256,
+            device=self.device,
+            size=self.size,
+            dtype=self.dtype,
+            status=status,
+            correct=correct,
+            reason=reason,
+            runtime_ms=timing["median_ms"] if timing else None,
+            baselines=baselines if correct else unmeasured,
+            speedup=speedup if correct else dict.fromkeys(columns),
+            speedup_interval=self.record["speedup_interval"] if correct else {},
+            timing=timing,
+            device_name=self.reference_side.loaded.get("device_name"),
+            trials=trials,
+            max_abs_error=max((t.max_abs_error for t in errors), default=None),
+            max_rel_error=max((t.max_rel_error or 0.0 for t in errors), default=None),
+            tolerance=self.record["tolerance"],
+            seeds=self.seeds,
+            phase_seconds=self.phase_seconds,
+            wall_seconds=wall,
+            output_tail=candidate.output.text() if candidate else "",
+            output_bytes=candidate.output.total_bytes if candidate else 0,
+            versions=self.reference_side.loaded.get("versions", {}),
+            settings=self.reference_side.loaded.get("settings", {}),
+            policy=self.policy,
+            flags=self.flags + self.reference_side.flags,
+            speed_of_light_ms=self.record.get("speed_of_light_ms"),
+        )
+
+
+def _scratch_root() -> str | None:
+    """Outputs travel through files: keep them in memory (/dev/shm) where it is roomy."""
+    try:
+        stats = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    roomy = stats.f_bavail * stats.f_frsize >= SHM_MIN_FREE_BYTES
+    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
+
+
+def _fields(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "check": comparison.check,
+        "detail": comparison.detail,
+        "max_abs_error": comparison.max_abs_error,
+        "max_rel_error": comparison.max_rel_error,
+    }
+
+
+def _devices(answer: dict[str, Any]) -> dict[str, str]:
+    devices = answer.get("devices")
+    if not isinstance(devices, dict):
+        raise WorkerLost("protocol", "the candidate's answer lists no output devices")
+    return {str(k): str(v) for k, v in devices.items()}

@@ -1,0 +1,214 @@
+"""Runtime rules: what the candidate's process shows while the solution runs.
+
+This module is imported by the worker before any solution code, so the
+references it captures (the original functions of torch, time and kbench,
+``torch.equal``, the thread table) are the real ones. A candidate that
+replaces a function afterwards changes the module attribute, not the
+reference kept here, and the next check sees the difference.
+
+These checks run inside the process they watch: a determined candidate can
+undo its tracks there, which is why the decisive checks (the comparison, the
+expected outputs, the eager baseline) live in other processes. These are the
+second line: cheap, and they catch what models actually write.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from kbench.judge import state
+from kbench.judge.compare import leaves
+from kbench.judge.guard import Finding
+
+_equal = torch.equal
+_current_frames = sys._current_frames
+_get_rng_state = torch.get_rng_state
+_cuda_get_rng_state = torch.cuda.get_rng_state
+
+# Structural aten operations: allocation, views, copies. Everything else
+# computes, and counts for the reference-op rule.
+STRUCTURAL_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
+    "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill", "zero", "view", "_unsafe_view",
+    "reshape", "_reshape_alias", "as_strided", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze",
+    "select", "slice", "split", "split_with_sizes", "chunk", "unbind", "contiguous", "clone", "copy", "_to_copy",
+    "to", "detach", "alias", "lift_fresh", "lift_fresh_copy", "resize", "set", "_local_scalar_dense", "arange",
+    "is_same_size", "result_type", "view_as_real", "view_as_complex", "flatten", "unflatten", "sym_size",
+    "sym_stride", "sym_numel", "sym_storage_offset",
+}
+
+
+# The judge's modules in a candidate's process whose functions it must not replace.
+JUDGE_MODULES = (
+    "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.compare",
+    "kbench.judge.state",
+)
+
+
+def watched_namespaces() -> dict[str, Any]:
+    """The namespaces whose functions a candidate must not replace.
+
+    The judge's own modules are looked up, not imported: the worker imports
+    this module, and it is loaded by the time a guard takes its snapshot.
+    """
+    judged = {name: sys.modules[name] for name in JUDGE_MODULES if name in sys.modules}
+    return {
+        "torch": torch,
+        "torch.cuda": torch.cuda,
+        "torch.nn.functional": torch.nn.functional,
+        "torch.Tensor": torch.Tensor,
+        "torch._C.TensorBase": torch._C.TensorBase,
+        "torch.cuda.Event": torch.cuda.Event,
+        "torch.nn.Module": torch.nn.Module,
+        "time": time,
+        **judged,
+        "kbench.judge.guard.runtime": sys.modules[__name__],
+    }
+
+
+def _functions(namespace: Any) -> dict[str, Any]:
+    members = vars(namespace)
+    return {
+        name: value
+        for name, value in list(members.items())
+        if callable(value) and not isinstance(value, types.ModuleType)
+    }
+
+
+class RuntimeGuard:
+    """Snapshots taken before the solution is imported, and checks against them."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        # Whatever entering a dispatch mode imports lazily (on some PyTorch
+        # versions torch._dynamo, which replaces torch.manual_seed) must be in
+        # place before the snapshot, or it would read as a patch.
+        with OpRecorder():
+            torch.empty(1).add_(1)
+        self.functions = {label: _functions(ns) for label, ns in watched_namespaces().items()}
+        self.threads = set(_current_frames())
+
+    def state_findings(self) -> list[Finding]:
+        """Patched functions, changed global settings, threads and processes left running."""
+        findings = []
+        replaced = [
+            f"{label}.{name}"
+            for label, namespace in watched_namespaces().items()
+            for name, original in self.functions[label].items()
+            if not _unchanged(f"{label}.{name}", vars(namespace).get(name), original)
+        ]
+        if replaced:
+            shown = ", ".join(sorted(replaced)[:5]) + (" ..." if len(replaced) > 5 else "")
+            findings.append(Finding("patched-function", f"replaced while running: {shown}"))
+        now = state.read()
+        changed = [f"{key}={now[key]!r}" for key in state.PINNED if now[key] != state.PINNED[key]]
+        if changed:
+            findings.append(Finding("global-state", "settings changed: " + ", ".join(changed)))
+        extra_threads = set(_current_frames()) - self.threads
+        if extra_threads:
+            findings.append(Finding("threads", f"{len(extra_threads)} Python thread(s) left running"))
+        children = _child_processes()
+        if children:
+            findings.append(Finding("threads", f"{len(children)} child process(es) left running"))
+        return findings
+
+
+
+class CallWatch:
+    """Around one forward call: inputs, random state and outputs. Make it
+    before the call, ask for ``findings(out)`` after."""
+
+    def __init__(self, guard: RuntimeGuard, args: list[Any], model: torch.nn.Module):
+        self.guard = guard
+        self.args = args
+        self.model = model
+        self.input_copies = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
+        self.rng = self._rng()
+
+    def _rng(self) -> list[torch.Tensor]:
+        states = [_get_rng_state()]
+        if self.guard.device.type == "cuda":
+            states.append(_cuda_get_rng_state(self.guard.device))
+        return states
+
+    def findings(self, out: Any) -> list[Finding]:
+        findings = self.guard.state_findings()
+        if any(not _equal(a, b) for a, b in zip(self._rng(), self.rng)):
+            findings.append(Finding("global-state", "forward changed the random number generator's state"))
+        for index, (arg, copy) in enumerate(zip(self.args, self.input_copies)):
+            if copy is not None and not _same(arg, copy):
+                findings.append(Finding("input-mutated", f"input {index} changed during forward"))
+        owned = [a for a in self.args if isinstance(a, torch.Tensor)]
+        owned += list(self.model.parameters()) + list(self.model.buffers())
+        for where, leaf in leaves(out)[0]:
+            if not isinstance(leaf, torch.Tensor):
+                continue
+            if type(leaf) is not torch.Tensor:
+                findings.append(Finding("output-subclass", f"{where} is a {type(leaf).__name__}, not a torch.Tensor"))
+                continue
+            if any(_overlap(leaf, other) for other in owned):
+                findings.append(Finding("output-aliases-input", f"{where} shares memory with an input or a parameter"))
+        return findings
+
+
+def _unchanged(name: str, now: Any, original: Any) -> bool:
+    """Still the original; PyTorch's own import of torch._dynamo wraps
+    torch.manual_seed (functools.wraps), which is not a patch."""
+    if now is original:
+        return True
+    return name == "torch.manual_seed" and "torch._dynamo" in sys.modules and getattr(now, "__wrapped__", None) is original
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if _equal(a, b):
+        return True
+    return a.is_floating_point() and bool(torch.isnan(a).logical_and(torch.isnan(b)).logical_or(a == b).all())
+
+
+def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    a0, b0 = sa.data_ptr(), sb.data_ptr()
+    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
+
+
+def _child_processes() -> list[int]:
+    import psutil
+
+    try:
+        return [p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    except psutil.Error:
+        return []
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records the names of the aten operations a forward call executes."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Left True, PyTorch wraps __torch_dispatch__ to disable dynamo, which
+        # imports torch._dynamo (about 2 s) into every worker. Nothing here is
+        # compiled (the guard rejects torch.compile), so there is nothing to skip.
+        return False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def compute_ops(ops: set[str] | list[str]) -> set[str]:
+    """The operations that compute (in-place variants read as their plain names)."""
+    return {op.removesuffix("_") for op in ops} - STRUCTURAL_OPS

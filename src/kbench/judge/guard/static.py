@@ -1,0 +1,319 @@
+"""Static rules: what the solution's syntax tree says before any of it runs.
+
+Names are resolved through the file's imports (``import torch.nn.functional as
+F`` makes ``F.relu`` read as ``torch.nn.functional.relu``), so aliases do not
+hide a call. Forms that honest code uses are left alone: a ``pass`` in an empty
+method, a try/except at import time (optional imports), writing a source file
+with ``open``. Computed names (``getattr(torch, "syn" + "chronize")``) defeat
+any static reading; they are flagged here and left to the runtime rules.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kbench.judge.guard import Finding
+
+COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
+KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
+KERNEL_CALLS = (
+    "torch.utils.cpp_extension.load_inline",
+    "torch.utils.cpp_extension.load",
+    "cupy.RawKernel",
+    "cupy.RawModule",
+)
+INTROSPECTION = ("gc.", "sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
+                 "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "traceback.walk_stack")
+FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
+RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
+PROC_PATH = re.compile(r"/proc/|/dev/fd|/dev/std")
+THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio")
+PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
+HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
+              "triton.language.bfloat16", "torch.autocast", "torch.cuda.amp", "torch.amp")
+HALF_METHODS = {"half", "bfloat16"}
+HALF_IN_SOURCE = re.compile(r"\b(__half2?|half2|__nv_bfloat162?|__float2half\w*|__float2bfloat16\w*|wmma::)")
+TF32_KEYWORDS = {"allow_tf32": True}
+GLOBAL_STATE_CALLS = ("torch.set_default_dtype", "torch.set_default_tensor_type", "torch.set_default_device",
+                      "torch.set_float32_matmul_precision", "torch.manual_seed", "torch.seed",
+                      "torch.set_rng_state", "torch.random.", "torch.cuda.manual_seed", "torch.cuda.set_rng_state",
+                      "torch.cuda.seed", "torch.use_deterministic_algorithms", "torch.set_flush_denormal",
+                      "torch.set_num_threads", "random.seed", "numpy.random.seed")
+HARNESS_NAMES = ("kbench", "sys.modules", "__main__", "builtins", "__builtins__")
+DYNAMIC = ("getattr", "setattr", "delattr", "__import__", "importlib.import_module", "eval", "exec",
+           "compile", "vars", "globals")
+STREAMS = ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.Stream")
+STREAM_IN_SOURCE = re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b")
+
+
+def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or (p.endswith(".") and name.startswith(p)) or name.startswith(p + ".") for p in prefixes)
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, low_precision_applies: bool):
+        self.findings: list[Finding] = []
+        self.aliases: dict[str, str] = {}
+        self.has_kernel = False
+        self.function_depth = 0
+        self.low_precision_applies = low_precision_applies
+        self.docstrings: set[int] = set()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        """Docstrings are prose: a path or a type named there is not code."""
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and sub.body:
+                first = sub.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    self.docstrings.add(id(first.value))
+        self.generic_visit(node)
+
+    def add(self, rule: str, message: str, node: ast.AST) -> None:
+        self.findings.append(Finding(rule, message, getattr(node, "lineno", None)))
+
+    # --- names -----------------------------------------------------------
+    def dotted(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Call):
+            return None
+        if not isinstance(node, ast.Name):
+            return None
+        head = self.aliases.get(node.id, node.id)
+        return ".".join([head, *reversed(parts)])
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            self.imported(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            full = f"{module}.{alias.name}" if module else alias.name
+            self.aliases[alias.asname or alias.name] = full
+            self.imported(full, node)
+            self.imported(module, node)
+
+    def imported(self, name: str, node: ast.AST) -> None:
+        if _matches(name, COMPILE_PREFIXES):
+            self.add("torch-compile", f"imports {name}", node)
+        if _matches(name, THREADING_MODULES):
+            self.add("threads", f"imports {name}", node)
+        if name == "gc" or name.startswith("gc."):
+            self.add("introspection", "imports gc", node)
+        if _matches(name, ("kbench", "__main__")):
+            self.add("harness-access", f"imports {name}", node)
+        if name in ("signal",) or name.startswith("signal."):
+            self.add("process-exit", f"imports {name}", node)
+
+    # --- structure -------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+            if _matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
+                self.has_kernel = True
+            if _matches(name, COMPILE_PREFIXES):
+                self.add("torch-compile", f"decorated with {name}", decorator)
+        self.function_depth += 1
+        self.generic_visit(node)
+        self.function_depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Try(self, node: ast.Try) -> None:
+        if self.function_depth:
+            for handler in node.handlers:
+                if self._computes_or_returns(handler):
+                    self.add("fallback", "an exception handler inside the model's code computes a result", handler)
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
+    def _computes_or_returns(self, handler: ast.ExceptHandler) -> bool:
+        for sub in ast.walk(handler):
+            if isinstance(sub, ast.Return) and sub.value is not None:
+                return True
+            if isinstance(sub, ast.Call):
+                name = self.dotted(sub.func) or ""
+                if name.startswith("torch") or (isinstance(sub.func, ast.Attribute) and name.startswith("self.")):
+                    return True
+        return False
+
+    # --- uses ------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.dotted(node.func) or ""
+        if name:
+            self.used(name, node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in HALF_METHODS and self.low_precision_applies:
+            self.add("low-precision", f".{node.func.attr}() in a float32 problem", node)
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg == "allow_tf32" and isinstance(value, ast.Constant) and value.value is True:
+                self.add("low-precision", "allow_tf32=True", node)
+            if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
+                self.add("low-precision", f"input_precision={value.value!r}", node)
+        if name in ("setattr", "delattr") and node.args:
+            target = self.dotted(node.args[0]) or ""
+            if target and not target.startswith("self") and target.split(".")[0] in self.aliases.values():
+                self.add("monkeypatch", f"{name} on module {target}", node)
+        self.generic_visit(node)
+
+    def used(self, name: str, node: ast.AST) -> None:
+        if name in KERNEL_CALLS or name.endswith(".load_inline") or name == "load_inline":
+            self.has_kernel = True
+        checks = [
+            (COMPILE_PREFIXES, "torch-compile"),
+            (INTROSPECTION, "introspection"),
+            (EXITS, "process-exit"),
+            (RAW_IO, "raw-io"),
+            (PROCESS_CALLS, "threads"),
+            (GLOBAL_STATE_CALLS, "global-state"),
+            (HARNESS_NAMES, "harness-access"),
+            (DYNAMIC, "dynamic-access"),
+            (STREAMS, "side-stream"),
+        ]
+        for prefixes, rule in checks:
+            if _matches(name, prefixes):
+                self.add(rule, f"uses {name}", node)
+
+    def loaded(self, name: str, node: ast.AST) -> None:
+        """A name read as a value (called or not), resolved through the imports."""
+        if self.low_precision_applies and _matches(name, HALF_NAMES):
+            self.add("low-precision", f"uses {name} in a float32 problem", node)
+        if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
+            self.add("harness-access", f"uses {name}", node)
+        if _matches(name, ("gc",)):
+            self.add("introspection", f"uses {name}", node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FRAME_ATTRIBUTES:
+            self.add("introspection", f"reads .{node.attr}", node)
+        name = self.dotted(node)
+        if name and isinstance(node.ctx, ast.Load):
+            self.loaded(name, node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.loaded(self.aliases.get(node.id, node.id), node)
+
+    def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Attribute):
+                    name = self.dotted(sub) or ""
+                    root = name.split(".")[0]
+                    if name.startswith("torch.backends"):
+                        self.add("global-state", f"assigns {name}", node)
+                    elif root and root != "self" and root in self.modules():
+                        self.add("monkeypatch", f"assigns {name}", node)
+        self.generic_visit(node)
+
+    visit_AugAssign = visit_Assign
+    visit_AnnAssign = visit_Assign
+
+    def modules(self) -> set[str]:
+        return {full.split(".")[0] for full in self.aliases.values()}
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        sides = [node.left, *node.comparators]
+        reads_shape = any(
+            isinstance(s, ast.Attribute) and s.attr == "shape"
+            or isinstance(s, ast.Call) and isinstance(s.func, ast.Attribute) and s.func.attr == "size"
+            for s in sides
+        )
+        literal = any(isinstance(s, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Constant) for e in s.elts)
+                      for s in sides)
+        if reads_shape and literal:
+            self.add("shape-special-case", "the input shape is compared with literal values", node)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and id(node) not in self.docstrings:
+            if PROC_PATH.search(node.value):
+                self.add("raw-io", "names a /proc or /dev/fd path", node)
+            if self.low_precision_applies and HALF_IN_SOURCE.search(node.value):
+                self.add("low-precision", "half-precision types in kernel source", node)
+            if STREAM_IN_SOURCE.search(node.value):
+                self.add("side-stream", "creates CUDA streams in kernel source", node)
+            if "__global__" in node.value:
+                self.has_kernel = True
+
+
+class _Calls(_Reader):
+    """The PyTorch functions a file calls, and the layer types of the ``self.<layer>(...)`` it calls."""
+
+    def __init__(self) -> None:
+        super().__init__(low_precision_applies=False)
+        self.layers: dict[str, str] = {}
+        self.calls: set[str] = set()
+        self.layer_calls: set[str] = set()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, ast.Call):
+            name = self.dotted(value.func) or ""
+            for target in node.targets:
+                if name.startswith("torch.nn.") and isinstance(target, ast.Attribute) and self.dotted(target.value) == "self":
+                    self.layers[target.attr] = name
+        self.generic_visit(node)
+
+    def used(self, name: str, node: ast.AST) -> None:
+        if name.startswith("torch.") and not _matches(name, ALLOCATION):
+            self.calls.add(name)
+        if name.startswith("self.") and name.count(".") == 1:
+            self.layer_calls.add(name.split(".")[1])
+
+    def computed_with(self) -> set[str]:
+        return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
+
+
+ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
+              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module")
+
+
+def _computed_with(tree: ast.Module, class_name: str | None) -> set[str]:
+    reader = _Calls()
+    reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
+    for node in tree.body:
+        if class_name is None or (isinstance(node, ast.ClassDef) and node.name == class_name):
+            reader.visit(node)
+    return reader.computed_with()
+
+
+def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
+    """The solution calls every PyTorch function and layer the reference's Model calls."""
+    try:
+        reference = ast.parse(reference_source)
+    except (SyntaxError, ValueError):
+        return []
+    needed = _computed_with(reference, "Model")
+    if needed and needed <= _computed_with(tree, None):
+        return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
+    return []
+
+
+def check_source(source: str, problem_dtype: str = "float32", reference_source: str | None = None) -> list[Finding]:
+    """Every static finding for a solution; none for source that does not parse
+    (the build then fails with the parser's message)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    reader = _Reader(low_precision_applies=problem_dtype == "float32")
+    reader.visit(tree)
+    findings = reader.findings
+    if not reader.has_kernel:
+        findings.append(Finding("no-kernel", "defines no Triton kernel and builds no C++/CUDA extension"))
+    if reference_source:
+        findings += reference_op_findings(tree, reference_source)
+    unique: dict[tuple[str, int | None], Finding] = {}
+    for finding in findings:
+        unique.setdefault((finding.rule, finding.line), finding)
+    return list(unique.values())

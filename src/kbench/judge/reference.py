@@ -1,0 +1,298 @@
+"""The reference's side of a measurement: the problem's own ``Model`` in
+workers the judge trusts, the eager and compiled baseline columns, their cache.
+
+Everything here runs only the problem's code, never a candidate's; a failure
+here is the problem's (a ProblemError), never a verdict on a candidate.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kbench.judge.baselines import (
+    BaselineCache,
+    CachedBaseline,
+    Environment,
+    cache_key,
+    check_columns,
+    default_cache_path,
+    driver_version,
+)
+from kbench.judge.devices import resolve_device, worker_env
+from kbench.judge.sandbox import Worker, WorkerLost
+from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
+from kbench.suite import find_problem
+from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
+
+REFERENCE_TIMEOUT = 600.0
+
+
+def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32") -> dict[str, Any]:
+    return {
+        "op": "load",
+        "problem_path": str(problem.path),
+        "problem_sha256": problem.sha256,
+        "small": problem.small,
+        "dtype_sizes": problem.dtype_sizes,
+        "size": size,
+        "device": device,
+        "init_seed": init_seed,
+        "dtype": dtype,
+        "requires": list(problem.requires),
+    }
+
+
+def call_message(
+    op: str, seed: int | None, path: Path | None, timing: TimingSettings, budget_seconds: float | None = None
+) -> dict[str, Any]:
+    """A ``run``/``time``/``check`` command; with ``path`` the output is saved there.
+    (``time`` takes no seed: its calls' seeds are handed out one at a time.)"""
+    message = {
+        "op": op,
+        "seed": seed,
+        "settings": asdict(timing),
+        "budget_seconds": budget_seconds or timing.budget_seconds,
+    }
+    if path is not None:
+        message["path"] = str(path)
+    return message
+
+
+def time_reference(
+    problem: Problem | str | Path,
+    device: str | None = None,
+    *,
+    size: str = "auto",
+    timing: TimingSettings = TimingSettings(),
+    dtype: str = "float32",
+) -> dict[str, Any]:
+    """Time the problem's eager ``Model`` alone, in a fresh process, by the judge's protocol.
+
+    The same measurement ``evaluate`` makes for its eager baseline; used to
+    measure baselines ahead of a run and to study how well they repeat.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    deadline = time.monotonic() + REFERENCE_TIMEOUT
+    seed = secrets.randbits(62)
+    with Worker(worker_env(device)) as reference:
+        for message, what in [
+            ({**load_message(problem, device, size, seed, dtype), "role": "reference"}, "loading the problem"),
+            (call_message("time", None, None, timing), "timing the eager reference"),
+        ]:
+            try:
+                answer = reference.request(message, deadline, what, SeedFeed())
+            except WorkerLost as lost:
+                raise reference_failure(problem, what, lost.detail, reference) from lost
+            if not answer["ok"]:
+                raise reference_failure(problem, what, str(answer.get("error")), reference)
+    return answer["timing"]
+
+
+def reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
+    """The problem is at fault when its own Model fails; say how, with what it printed."""
+    printed = reference.output.text().strip()
+    tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
+    return ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
+
+
+def measure_baselines(
+    problem: Problem | str | Path,
+    device: str | None = None,
+    columns: tuple[str, ...] | list[str] = ("compile",),
+    *,
+    size: str = "auto",
+    dtype: str = "float32",
+    timing: TimingSettings = TimingSettings(),
+    cache: Path | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Measure compiled baseline columns ahead of a run, against eager, and cache them.
+
+    Eager and each column run in reference workers of their own, alternating
+    over ``timing.rounds`` rounds on the same inputs (eager sets each round's
+    number of calls, the columns replay them), exactly as in an evaluation.
+    Returns, per column, the median and the eager median of the same rounds.
+    """
+    problem = problem if isinstance(problem, Problem) else find_problem(problem)
+    check_runnable(problem, dtype)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    wanted = check_columns(list(columns), device)
+    check_settings(timing, device)
+    side = ReferenceSide(problem, device, size, dtype, timing, secrets.randbits(62),
+                          wanted, cache or default_cache_path())
+    eager = Worker(worker_env(device))
+    workers = {"eager": eager}
+    try:
+        eager.send({**side.load_message(), "role": "reference"})
+        side.loaded = side.ask(eager, "loading the problem")
+        compiled = side.column_workers(list(wanted))  # eager's is the one above
+        workers.update(compiled)
+        rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+        eager_round = call_message("time", None, None, timing, timing.budget_seconds / max(1, timing.rounds))
+        for _ in range(max(1, timing.rounds)):
+            seeds = SeedFeed()
+            first = side.ask(eager, "timing the eager baseline", eager_round, seeds)
+            rounds["eager"].append(first["timing"])
+            side.replay_round(compiled, first["timing"], seeds, rounds)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    eager_timing = pooled(rounds["eager"])
+    results = {"eager": {"runtime_ms": eager_timing.median_ms, "eager_ms": eager_timing.median_ms}}
+    for column in wanted:
+        if column != "eager":
+            measured = pooled(rounds[column])
+            side.store(column, measured, eager_timing)
+            results[column] = {"runtime_ms": measured.median_ms, "eager_ms": eager_timing.median_ms}
+    return results
+
+
+class SeedFeed:
+    """Seeds for timed calls, drawn in the judge and handed out one call at a time.
+
+    What it handed out is kept, so the eager baseline can be timed on the very
+    inputs the candidate was timed on; past those it draws new ones.
+    """
+
+    def __init__(self, replay: list[int] | None = None):
+        self._replay = list(replay or [])
+        self.given: list[int] = []
+
+    def __call__(self) -> int:
+        seed = self._replay.pop(0) if self._replay else secrets.randbits(62)
+        self.given.append(seed)
+        return seed
+
+
+class ReferenceSide:
+    """The reference's side of a measurement: its workers, its deadline, and the
+    baseline columns with their cache.
+
+    Eager is timed in a reference worker (an evaluation's own, or one of its
+    own ahead of a run); each compiled column in a fresh reference worker of
+    its own that replays exactly the calls another worker just timed, on the
+    same seeds; a compiled column measured before under this very environment
+    comes from the cache instead. An evaluation has one beside its candidate;
+    ``measure_baselines`` uses one alone.
+    """
+
+    def __init__(self, problem: Problem, device: str, size: str, dtype: str, timing: TimingSettings,
+                 init_seed: int, columns: tuple[str, ...] = ("eager",), cache: Path | None = None):
+        self.problem, self.device, self.size, self.dtype = problem, device, size, dtype
+        self.timing = timing
+        self.init_seed = init_seed
+        self.columns = columns
+        self.cache = cache
+        self.deadline = time.monotonic() + REFERENCE_TIMEOUT
+        self.loaded: dict[str, Any] = {}  # what the reference reported on load: GPU, versions, pinned settings
+        self.notes: dict[str, list[str]] = {}  # cached entries found under another environment, never used
+        self.flags: list[str] = []  # a cache that could not be read or written
+
+    def load_message(self, size: str | None = None) -> dict[str, Any]:
+        return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype)
+
+    def ask(self, reference: Worker, what: str, message: dict[str, Any] | None = None,
+            seeds: SeedFeed | None = None) -> dict[str, Any]:
+        """The reference's answer; any failure there is the problem's, not the candidate's."""
+        try:
+            answer = reference.request(message, self.deadline, what, seeds)
+        except WorkerLost as lost:
+            raise reference_failure(self.problem, what, lost.detail, reference) from lost
+        if not answer["ok"]:
+            raise reference_failure(
+                self.problem, what, f"{answer.get('error')}\n{answer.get('traceback', '')}", reference
+            )
+        return answer
+
+    def column_workers(self, columns: list[str]) -> dict[str, Worker]:
+        """A fresh reference worker per compiled column, loaded at the test size."""
+        workers: dict[str, Worker] = {}
+        try:
+            for column in columns:
+                if column == "eager":
+                    continue
+                worker = Worker(worker_env(self.device))
+                workers[column] = worker
+                worker.send({**self.load_message(), "role": "reference", "column": column})
+            for column, worker in workers.items():
+                self.ask(worker, f"loading the problem for the {column} baseline")
+        except BaseException:
+            for worker in workers.values():
+                worker.close()
+            raise
+        return workers
+
+    def replay_round(
+        self, workers: dict[str, Worker], timed: dict[str, Any], seeds: SeedFeed, rounds: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
+        settings = replace(
+            self.timing,
+            warmup_calls=int(timed["warmup_calls"]),
+            warmup_seconds=0.0,
+            min_calls=int(timed["count"]),
+            max_calls=int(timed["count"]),
+            target_rel_error=0.0,
+        )
+        message = call_message("time", None, None, settings, REFERENCE_TIMEOUT)
+        for column, worker in workers.items():
+            answer = self.ask(worker, f"timing the {column} baseline", message, SeedFeed(replay=seeds.given))
+            rounds[column].append(answer["timing"])
+
+    def environment(self) -> Environment:
+        return Environment(
+            device_name=self.loaded.get("device_name"),
+            driver=driver_version() if self.device.startswith("cuda") else None,
+            versions=self.loaded.get("versions", {}),
+            settings=self.loaded.get("settings", {}),
+            timing=asdict(self.timing),
+        )
+
+    def cached_columns(self) -> dict[str, CachedBaseline]:
+        """Compiled columns measured before under exactly this environment; the
+        entries found under another one are kept in ``notes``, never used."""
+        found: dict[str, CachedBaseline] = {}
+        if self.cache is None or self.columns == ("eager",):
+            return found
+        try:
+            environment = self.environment()
+            with BaselineCache(self.cache) as cache:
+                for column in self.columns:
+                    if column == "eager":
+                        continue
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
+                    if hit:
+                        found[column] = hit
+                    if not_used:
+                        self.notes[column] = not_used
+        except (OSError, sqlite3.Error) as exc:  # an unreadable cache: measure everything, and say so
+            self.flags.append(f"baseline cache {self.cache} not read: {exc}")
+            self.cache = None
+            return {}
+        return found
+
+    def store(self, column: str, measured: Timing, eager: Timing) -> None:
+        """A compiled column just measured, into the cache (where there is one)."""
+        if self.cache is None:
+            return
+        environment = self.environment()
+        entry = CachedBaseline(
+            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
+            problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
+            runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
+            environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        try:
+            with BaselineCache(self.cache) as cache:
+                cache.put(entry)
+        except (OSError, sqlite3.Error) as exc:
+            self.flags.append(f"baseline cache {self.cache} not written: {exc}")

@@ -1,0 +1,375 @@
+"""The worker: a throw-away child process that runs one model for the judge.
+
+A worker plays one role: ``reference`` (the problem's ``Model``) or
+``candidate`` (a solution's ``ModelNew``); the two never share a process. It
+reads one JSON command per line from a private pipe and answers one JSON line
+on another. A candidate saves its outputs as ``torch.save`` files; the
+reference computes the expected output, loads the candidate's file with
+``weights_only=True`` (never unpickling arbitrary objects) and compares on its
+own device, so expected outputs never leave the reference's process. The
+worker only reports what it saw; the judge decides.
+
+Commands:
+- ``load``: import the problem (and for a candidate, the solution, with the
+  runtime guard's snapshot taken first), build the model from
+  ``get_init_inputs()`` under the shared init seed, on the device;
+- ``build``: only import the solution (warms the extension cache);
+- ``resize``: the problem at another size and a new model for it;
+- ``run``: draw inputs from a seed, call forward once; a candidate saves the
+  output (``path``), the reference compares with the candidate's file
+  (``candidate_path``);
+- ``time``: the timing protocol; each call's input seed is asked of the judge
+  when the call is due;
+- ``check``: one call shaped like a timed one, on inputs from a fresh seed,
+  saved or compared like ``run``;
+- ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
+
+Usage (by the judge only, see sandbox.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import random
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kbench.core.versions import package_version
+from kbench.judge import baselines, problem_checks, state, timing
+from kbench.judge.failure import Failure, phase
+from kbench.judge.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
+from kbench.judge.outputs import compare_with_saved, save_output
+from kbench.suite.problem import Problem, import_problem
+
+_os_write = os.write
+
+
+class Session:
+    """The state of one worker: the problem module, the model, the device.
+
+    In a candidate worker ``guard`` watches the solution (runtime rules); its
+    findings travel with every answer, and the judge applies the policy.
+    """
+
+    def __init__(self) -> None:
+        self.problem_module: Any = None
+        self.model: Any = None
+        self.device = torch.device("cpu")
+        self.guard: RuntimeGuard | None = None
+        self.problem: Problem | None = None
+        self.model_class: Any = None
+        self.judged_dtype = "float32"
+        self.column: str | None = None
+        self.timed: Any = None
+        # settings.cuda_graph: captured (or, for a graphed column, its inputs fixed) at the first timed call
+        self.graphed: timing.GraphedCall | timing.StaticInputs | None = None
+        self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
+        self.rounds_timed = 0
+        self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
+
+    @property
+    def dtype(self) -> torch.dtype | None:
+        """What models and floating-point inputs are cast to; None: the file as written (float32)."""
+        return _dtype(self.judged_dtype)
+
+    def load(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.device = torch.device(msg["device"])
+        torch.set_grad_enabled(False)
+        started = time.monotonic()
+        with phase("problem"):
+            if self.device.type == "cuda":
+                torch.cuda.set_device(self.device)
+            pinned = state.pin()
+            self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
+                                   dtype_sizes=msg.get("dtype_sizes", {}))
+            self.judged_dtype = msg.get("dtype", "float32")
+            self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
+            self.model_class = self.problem_module.Model
+        self.column = msg.get("column") if msg["role"] == "reference" else None
+        if msg["role"] == "candidate":
+            self.guard = RuntimeGuard(self.device)
+            self.model_class = _import_solution(Path(msg["solution_path"]))
+        imported = time.monotonic()
+        self._build_model(msg["init_seed"])
+        return {
+            "ok": True,
+            "import_seconds": imported - started,
+            "init_seconds": time.monotonic() - imported,
+            "device_name": _device_name(self.device),
+            "versions": _versions(msg.get("requires", [])),
+            "settings": pinned,
+            "work": _work_counts(self.problem_module),
+            "findings": self._findings(self.guard.state_findings() if self.guard else []),
+        }
+
+    def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The problem at another size, and a new model for it (the solution is not re-imported)."""
+        with phase("problem"):
+            self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
+        self._build_model(msg["init_seed"])
+        return {"ok": True}
+
+    def _build_model(self, init_seed: int) -> None:
+        self.model = None  # the previous model's memory is free before the next is built
+        self.model = self.make_model(init_seed)
+        # What ``time`` times: the model itself, or a baseline column's compiled form of it.
+        self.timed = baselines.prepare(self.model, self.column) if self.column else self.model
+        self.graphed = None
+
+    def make_model(self, init_seed: int) -> Any:
+        """A new model of the role's class, built from ``get_init_inputs()`` under
+        ``init_seed``, on the device, in the judged dtype (the audit builds its
+        other-seed and float64 models with it too)."""
+        with phase("problem"):
+            init_inputs = _seeded(init_seed, self.problem_module.get_init_inputs)
+            init_inputs = [_to_device(x, self.device) for x in init_inputs]
+        with phase("init"):
+            torch.manual_seed(init_seed)
+            random.seed(init_seed)
+            model = self.model_class(*init_inputs).to(self.device)
+            if self.dtype is not None:
+                model = model.to(self.dtype)
+            self._sync()
+        return model
+
+    def build(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Only import the solution: compiles what it compiles (into the shared
+        cache) without touching a device, so builds can run in a pool."""
+        started = time.monotonic()
+        _import_solution(Path(msg["solution_path"]))
+        return {"ok": True, "import_seconds": time.monotonic() - started}
+
+    def inputs(self, seed: int) -> list[Any]:
+        """The problem's inputs for ``seed``, on the device.
+
+        ``get_inputs`` runs with the device as the default for new tensors:
+        drawing gigabytes of random numbers on a GPU takes milliseconds where
+        the CPU takes seconds, and every process draws the same values.
+        """
+        with phase("problem"), torch.device(self.device):
+            raw = _seeded(seed, self.problem_module.get_inputs)
+            return [_cast(_to_device(x, self.device), self.dtype) for x in raw]
+
+    def forward(self, args: list[Any]) -> Any:
+        with phase("forward"):
+            out = self.model(*args)
+            self._sync()
+            return out
+
+    def watched_forward(self, args: list[Any], record_ops: bool = False) -> tuple[Any, dict[str, Any]]:
+        """A forward call with the guard watching (candidate) and, if asked,
+        the aten operations it executes recorded (both roles)."""
+        watch = CallWatch(self.guard, args, self.model) if self.guard else None
+        report: dict[str, Any] = {}
+        if record_ops:
+            with OpRecorder() as recorder:
+                out = self.forward(args)
+            report["ops"] = sorted(recorder.ops)
+        else:
+            out = self.forward(args)
+        report["findings"] = self._findings(watch.findings(out) if watch else [])
+        return out, report
+
+    def run(self, msg: dict[str, Any]) -> dict[str, Any]:
+        out, report = self.watched_forward(self.inputs(msg["seed"]), msg.get("record_ops", False))
+        return {**self._answer(out, msg), **report}
+
+    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        fresh = timing.FreshInputs(self.inputs, self._seed_from_judge)
+        settings = timing.TimingSettings(**msg["settings"])
+        deadline = time.monotonic() + msg["budget_seconds"]
+        with phase("forward"):
+            if settings.cuda_graph and self.graphed is None:
+                if self.column in baselines.GRAPHED_COLUMNS:  # CUDA graphs already: only their inputs are fixed
+                    self.graphed = timing.StaticInputs(self.timed)
+                else:
+                    recorder = self.captured_ops if self.guard else None
+                    self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
+            if settings.new_placement_per_round:
+                self.spacer = None
+                self.spacer = timing.new_placement(self.device, self.rounds_timed)
+            self.rounds_timed += 1
+            stage = self.graphed.stage if self.graphed else None
+            measured = timing.measure(self.timed, fresh, self.device, settings, deadline, stage)
+        findings = self.guard.state_findings() if self.guard else []
+        return {"ok": True, "timing": measured.to_dict(), "findings": self._findings(findings)}
+
+    def check(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The call after the timed ones, shaped like them (fresh inputs, L2
+        flush, synchronisation), on inputs from a seed sent only now."""
+        args = self.inputs(msg["seed"])
+        if self.graphed is not None and self.guard is not None:
+            return self._check_graph_replay(args, msg)
+        timing.CacheFlusher(self.device)()
+        out, report = self.watched_forward(args, msg.get("record_ops", False))
+        return {**self._answer(out, msg), **report}
+
+    def _check_graph_replay(self, args: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
+        """The checked call of a candidate timed as a CUDA graph is a replay of
+        that graph on the new inputs: what was timed is what is checked, and the
+        operations reported are those recorded while it was captured."""
+        with phase("forward"):
+            call = self.graphed.stage(args)
+            timing.CacheFlusher(self.device)()
+            watch = CallWatch(self.guard, self.graphed.static_args, self.model)
+            out = call()
+            self._sync()
+        report: dict[str, Any] = {"findings": self._findings(watch.findings(out))}
+        if msg.get("record_ops"):
+            report["ops"] = sorted(self.captured_ops.ops)
+        return {**self._answer(out, msg), **report}
+
+    def _answer(self, out: Any, msg: dict[str, Any]) -> dict[str, Any]:
+        """A candidate saves its output for the reference; the reference compares with it.
+
+        The expected output stays in the reference's memory, on its device: it
+        is never written anywhere a candidate could read it.
+        """
+        if "path" in msg:
+            return {"ok": True, "devices": save_output(out, Path(msg["path"]))}
+        if "candidate_path" in msg:
+            return {"ok": True, **compare_with_saved(out, msg, self.device)}
+        return {"ok": True}
+
+    def _seed_from_judge(self) -> int:
+        """Ask the judge for the next timed call's seed, and wait for it."""
+        _write_all(self.answers_fd, b'{"ok": true, "need": "seed"}\n')
+        return int(json.loads(self.commands.readline())["seed"])
+
+    @staticmethod
+    def _findings(findings: list[Any]) -> list[dict[str, Any]]:
+        return [asdict(f) for f in findings]
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            timing._cuda_sync(self.device)
+
+
+def _work_counts(module: Any) -> dict[str, float | None]:
+    """The problem's declared operation and byte counts at this size, where it declares them."""
+    counts: dict[str, float | None] = {}
+    for key, function in (("flops", "kbench_flops"), ("bytes", "kbench_bytes")):
+        try:
+            counts[key] = float(getattr(module, function)())
+        except Exception:
+            counts[key] = None
+    return counts
+
+
+def _import_solution(path: Path) -> Any:
+    """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise."""
+    with phase("build"):
+        spec = importlib.util.spec_from_file_location("kbench_solution", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kbench_solution"] = module
+        spec.loader.exec_module(module)
+    model_class = getattr(module, "ModelNew", None)
+    if model_class is None:
+        raise Failure("build", "the solution defines no ModelNew")
+    if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
+        raise Failure("build", "ModelNew is not a subclass of torch.nn.Module")
+    return model_class
+
+
+def _seeded(seed: int, make: Any) -> list[Any]:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    return list(make())
+
+
+def _to_device(x: Any, device: torch.device) -> Any:
+    return x.to(device) if isinstance(x, torch.Tensor) else x
+
+
+def _dtype(name: str) -> torch.dtype | None:
+    """The dtype a problem is judged in; None for float32, the file as written."""
+    return None if name == "float32" else getattr(torch, name)
+
+
+def _cast(x: Any, dtype: torch.dtype | None) -> Any:
+    """Floating-point inputs in the judged dtype; integers (indices, targets) stay as drawn."""
+    if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(dtype)
+    return x
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _versions(requires: list[str]) -> dict[str, str | None]:
+    """Versions of what computes the reference: also of the modules the problem
+    requires (a transformers block's weights depend on the transformers version)."""
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        **{name: package_version(name) for name in ["triton", *requires]},
+    }
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_the_judge() -> None:
+    """A judge killed outright (SIGKILL, no chance to close its workers) takes them
+    with it: a resumed run must not share the GPU with a stale worker still computing."""
+    if not sys.platform.startswith("linux"):
+        return
+    judge = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != judge:  # the judge died before the line above
+        os._exit(1)
+
+
+def main(argv: list[str]) -> None:
+    _die_with_the_judge()
+    commands = os.fdopen(int(argv[1]), "r")
+    answers_fd = int(argv[2])
+    session = Session()
+    session.commands, session.answers_fd = commands, answers_fd
+    handlers = {
+        "load": session.load,
+        "build": session.build,
+        "resize": session.resize,
+        "run": session.run,
+        "time": session.time,
+        "check": session.check,
+        "audit": lambda msg: problem_checks.audit_in_worker(session, msg),
+    }
+    for line in commands:
+        msg = json.loads(line)
+        if msg["op"] == "exit":
+            break
+        try:
+            reply = handlers[msg["op"]](msg)
+        except Failure as failure:
+            reply = {
+                "ok": False,
+                "phase": failure.phase,
+                "error": failure.message,
+                "traceback": failure.trace[-8000:],
+            }
+        _write_all(answers_fd, (json.dumps(reply) + "\n").encode())
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[_os_write(fd, data):]
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,357 @@
+"""Runs: every problem of a selection judged against the solutions a source provides.
+
+The replay source reads solutions that already exist as files; sources that
+ask models for them (kbench.agents.loop) plan their samples with ``plan_generated``
+and share ``open_run`` and ``judge_sample``. For a problem file ``<stem>.py``
+the replay source takes, in this order:
+
+- ``DIR/<stem>.py``;
+- every ``DIR/<stem>/*.py``, one sample each;
+- KernelBench run files ``DIR/level_<L>_problem_<P>_sample_<S>_kernel.py``, for a
+  problem of level ``L`` whose file name starts with ``<P>_`` (KernelBench's
+  ``level1/19_ReLU.py`` is problem 19 of level 1).
+
+A problem with none is recorded as ``missing``, a failure like any other.
+``execute`` commits each verdict as soon as it is known and, given the name of
+a run that exists, skips what it already holds: a killed run is resumed by
+running the same command again.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from kbench import judge
+from kbench.core.solution import Solution
+from kbench.core.verdict import Verdict
+from kbench.judge.baselines import check_columns
+from kbench.judge.guard import DEFAULT_POLICY, check_policy
+from kbench.judge.timing import TimingSettings
+from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
+from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
+from kbench.runs.store import Store
+from kbench.suite import find_problem, suite_problems
+from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
+
+# Baseline columns the judge measures today; the brief's torch.compile columns come with the judge's support.
+DEFAULT_BASELINES = ("eager",)  # compiled columns cost a compilation each: asked for by name
+KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
+LEVEL_SELECTION = re.compile(r"level(\d+)")
+
+Evaluate = Callable[..., Verdict]
+
+
+class RunError(Exception):
+    """A run that cannot start as asked: a bad selection or source, or a resumption
+    with settings other than the run's own."""
+
+
+class Listener(Protocol):
+    """Told about progress (a progress bar, a log)."""
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None: ...
+
+    def finished(self, record: EvaluationRecord) -> None: ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The problems of a run, in order, the samples found for them, and the source's
+    files that no problem claimed (often a misnamed solution, which would count as missing)."""
+
+    problems: list[Problem]
+    samples: list[SampleRecord]
+    unclaimed: tuple[str, ...] = ()
+
+    def samples_of(self, problem_id: str) -> list[SampleRecord]:
+        return [s for s in self.samples if s.problem_id == problem_id]
+
+
+def natural_key(text: str) -> list[int | str]:
+    """Sort ``2_x`` before ``10_x``, as KernelBench numbers its problems."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def normalise_selection(selection: Sequence[str]) -> tuple[str, ...]:
+    """Items split at commas, and paths made absolute, so a run resumes from any directory."""
+    items = (part.strip() for entry in selection for part in entry.split(","))
+    return tuple(str(Path(item).resolve()) if Path(item).exists() else item for item in items if item)
+
+
+def select_problems(selection: Sequence[str]) -> list[Problem]:
+    """Problems named by a selection: items (comma-separated or repeated) that are each a
+    level of the bundled suite (``level1``), a suite id or problem file, or a directory
+    of problem files. A path that exists wins over a level of the same name."""
+    chosen: dict[str, Problem] = {}
+    for item in normalise_selection(selection):
+        path = Path(item)
+        level = LEVEL_SELECTION.fullmatch(item)
+        if path.is_dir():
+            files = sorted(path.glob("*.py"), key=lambda p: natural_key(p.name))
+            if not files:
+                raise RunError(f"problem directory {path} holds no .py files")
+            found = [load_problem(f, problem_id=f"{path.resolve().name}/{f.stem}") for f in files]
+        elif level and not path.exists():
+            found = suite_problems(int(level.group(1)))
+            if not found:
+                raise RunError(f"the bundled suite has no problems in {item}")
+        else:
+            found = [find_problem(item)]
+        for problem in found:
+            earlier = chosen.setdefault(problem.id, problem)
+            if earlier.sha256 != problem.sha256:
+                raise RunError(f"two different problem files have the id {problem.id!r}: {earlier.path}, {problem.path}")
+    if not chosen:
+        raise RunError("the selection names no problems")
+    return list(chosen.values())
+
+
+def runnable(problems: list[Problem]) -> tuple[list[Problem], dict[str, str]]:
+    """The problems this Python can run, and why each other one is skipped (a
+    module it requires is missing): they are left out of the run, not failed."""
+    keep, skipped = [], {}
+    for problem in problems:
+        missing = missing_requirements(problem)
+        if missing:
+            skipped[problem.id] = f"needs {', '.join(missing)}"
+        else:
+            keep.append(problem)
+    if not keep:
+        raise RunError(f"every selected problem is skipped: {'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
+    return keep, skipped
+
+
+def replay_files(problem: Problem, directory: Path) -> list[Path]:
+    """The solution files the replay source holds for ``problem``, in sample order."""
+    stem = problem.path.stem
+    files = [directory / f"{stem}.py"] if (directory / f"{stem}.py").is_file() else []
+    if (directory / stem).is_dir():
+        files += sorted((directory / stem).glob("*.py"), key=lambda p: natural_key(p.name))
+    number = re.match(r"(\d+)_", stem)
+    if number and problem.level is not None:
+        pattern = f"level_{problem.level}_problem_{int(number.group(1))}_sample_*_kernel.py"
+        kernelbench = [p for p in directory.glob(pattern) if KERNELBENCH_SAMPLE.fullmatch(p.name)]
+        files += sorted(kernelbench, key=lambda p: int(KERNELBENCH_SAMPLE.fullmatch(p.name).group(3)))
+    return files
+
+
+def plan_replay(problems: list[Problem], directory: Path) -> Plan:
+    if not directory.is_dir():
+        raise RunError(f"solutions directory {directory} does not exist")
+    stems: dict[str, str] = {}
+    for problem in problems:
+        other = stems.setdefault(problem.path.stem, problem.id)
+        if other != problem.id:
+            raise RunError(
+                f"problems {other} and {problem.id} share the file name {problem.path.stem!r}, so a "
+                "solutions directory cannot tell them apart: run them separately"
+            )
+    samples = []
+    for problem in problems:
+        for index, path in enumerate(replay_files(problem, directory)):
+            solution = Solution.from_file(path)
+            samples.append(
+                SampleRecord(
+                    problem_id=problem.id,
+                    index=index,
+                    name=path.relative_to(directory).as_posix(),
+                    origin=str(path.resolve()),
+                    sha256=solution.sha256,
+                    source=solution.source,
+                )
+            )
+    claimed = {s.name for s in samples}
+    unclaimed = (
+        p.relative_to(directory).as_posix() for p in [*directory.glob("*.py"), *directory.glob("*/*.py")]
+    )
+    return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)))
+
+
+def plan_generated(problems: list[Problem], samples: int, origin: str) -> Plan:
+    """``samples`` samples of each problem, to be asked of a model (``origin``: PROVIDER/MODEL).
+    Their sources are empty until a sample is finished (Store.finish_sample)."""
+    if samples < 1:
+        raise RunError(f"--samples {samples}: at least 1")
+    return Plan(
+        problems=problems,
+        samples=[
+            SampleRecord(problem_id=p.id, index=i, name=f"sample_{i}", origin=origin, sha256="", source="")
+            for p in problems
+            for i in range(samples)
+        ],
+    )
+
+
+def _check_baselines(baselines: Sequence[str]) -> None:
+    try:
+        check_columns(list(baselines))
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
+
+
+def generated_config(
+    plan: Plan,
+    *,
+    selection: Sequence[str],
+    model: str,
+    source: str,
+    samples: int,
+    turns: int,
+    generation: dict,
+    device: str,
+    size: str,
+    trials: int,
+    timeout: float,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
+    policy: str = DEFAULT_POLICY,
+    cuda_graph: bool = False,
+) -> RunConfig:
+    """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
+    ``generation``: kbench.agents.loop's settings, plain JSON values)."""
+    config = _config(
+        plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
+        policy=policy, cuda_graph=cuda_graph, source=source, samples=samples, turns=turns, generation=generation,
+    )
+    if turns < 1:
+        raise RunError(f"--turns {turns}: at least 1")
+    return config
+
+
+def run_config(
+    plan: Plan,
+    *,
+    selection: Sequence[str],
+    solutions: Path,
+    device: str,
+    size: str,
+    trials: int,
+    timeout: float,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
+    policy: str = DEFAULT_POLICY,
+    cuda_graph: bool = False,
+) -> RunConfig:
+    """The config of a run that replays the solution files under ``solutions``."""
+    solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
+    return _config(
+        plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
+        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph,
+    )
+
+
+def _config(
+    plan: Plan, selection: Sequence[str], solutions: str, solutions_sha256: str, *,
+    baselines: Sequence[str], policy: str, **fields: Any,
+) -> RunConfig:
+    """What every run's config holds, checked, plus its source's own ``fields``."""
+    _check_baselines(baselines)
+    return RunConfig(
+        selection=normalise_selection(selection),
+        solutions=solutions,
+        baselines=tuple(baselines),
+        policy=check_policy(policy),
+        suite_sha256=sha256_lines([f"{p.id}\0{p.sha256}" for p in plan.problems]),
+        solutions_sha256=solutions_sha256,
+        **fields,
+    )
+
+
+def execute(
+    store: Store,
+    name: str,
+    config: RunConfig,
+    plan: Plan,
+    *,
+    evaluate: Evaluate = judge.evaluate,
+    listener: Listener | None = None,
+    manifest: Manifest | None = None,
+) -> list[EvaluationRecord]:
+    """Evaluate what run ``name`` has not finished (all of it, for a new run); the
+    records made in this session. Raises RunError when the run exists with
+    another config; KeyboardInterrupt leaves every finished verdict stored."""
+    session = open_run(store, name, config, plan, manifest)
+    finished = {
+        (e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES
+    }
+    made: list[EvaluationRecord] = []
+    for problem in plan.problems:
+        if not plan.samples_of(problem.id) and (problem.id, 0) not in finished:
+            reason = f"no solution for {problem.path.stem} in {config.solutions}"
+            record = EvaluationRecord(problem.id, 0, "missing", False, reason, session=session,
+                                      started_at=now(), finished_at=now())
+            store.record(name, record)
+            finished[(problem.id, 0)] = record
+            made.append(record)
+    todo = [(p, s) for p in plan.problems for s in plan.samples_of(p.id) if (p.id, s.index) not in finished]
+    if listener:
+        listener.started(len(finished) + len(todo), list(finished.values()))
+    for problem, sample in todo:
+        record = judge_sample(evaluate, config, problem, sample, session)
+        store.record(name, record)
+        made.append(record)
+        if listener:
+            listener.finished(record)
+    return made
+
+
+def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: Manifest | None = None) -> int:
+    """Create run ``name`` or start a new session of it; the session's number. Raises
+    RunError when the run exists with another config."""
+    existing = store.run(name)
+    if existing is not None and (differences := existing.config.differences(config)):
+        described = "; ".join(_describe_change(key, old, new) for key, (old, new) in differences.items())
+        raise RunError(f"run {name!r} exists with other settings ({described}); choose a new run name")
+    manifest = manifest or capture(config)
+    if existing is None:
+        problems = [_problem_record(problem, position) for position, problem in enumerate(plan.problems)]
+        store.create_run(RunRecord(name, now(), config), problems, plan.samples, manifest)
+        return 1
+    return store.add_session(name, manifest)
+
+
+def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample: SampleRecord, session: int) -> EvaluationRecord:
+    """One verdict as a record; a failure that is not the candidate's is recorded as such, to be retried."""
+    started = now()
+    solution = Solution(source=sample.source, path=Path(sample.origin))
+    try:
+        verdict = evaluate(
+            problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
+            policy=config.policy, baselines=config.baselines, timing=TimingSettings(cuda_graph=config.cuda_graph),
+        )
+    except ProblemError as exc:
+        status, reason = "problem_error", str(exc)
+    except Exception:  # noqa: BLE001 - a fault of the harness must not end the run
+        status, reason = "infra_error", traceback.format_exc(limit=20)
+    else:
+        return EvaluationRecord.from_verdict(
+            verdict, problem.id, sample.index, session=session, started_at=started, finished_at=now()
+        )
+    return EvaluationRecord(
+        problem.id, sample.index, status, False, reason, session=session, started_at=started, finished_at=now()
+    )
+
+
+def _describe_change(key: str, old: object, new: object) -> str:
+    if key == "suite_sha256":
+        return "the problem files differ from the run's"
+    if key == "solutions_sha256":
+        return "the solution files differ from the run's"
+    if key == "generation" and isinstance(old, dict) and isinstance(new, dict):
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        return "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in changed)
+    return f"{key}: stored {old!r}, now {new!r}"
+
+
+def _problem_record(problem: Problem, position: int) -> ProblemRecord:
+    return ProblemRecord(
+        problem_id=problem.id,
+        position=position,
+        level=problem.level,
+        name=problem.name,
+        path=str(problem.path),
+        sha256=problem.sha256,
+        source=problem.source,
+    )

@@ -1,0 +1,494 @@
+"""Scores of a run, and the paired comparison of two runs; pure functions over stored records.
+
+Every problem of a run's selection is in every denominator: a missing
+solution, a failure of any kind, and a sample not evaluated yet (``pending``)
+all count as not correct. A problem with several samples contributes the
+share of its samples that succeed, which is the chance that one sample drawn
+at random succeeds (fast_p@1); fast_p@k uses the unbiased estimator of Chen et
+al. (2021). Intervals are percentile bootstraps over problems (the unit that
+was sampled from the space of possible problems), deterministic given a seed.
+docs/runs.md gives the formulas.
+
+A generated run with refinement turns is also scored by turn: the outcome of
+a sample after turn t is its best judged turn so far (``best_turn``), as an
+agent that keeps its best-judged solution would answer (docs/agent.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from kbench.runs.records import RETRIED_STATUSES, RunData, TurnRecord
+
+P_VALUES = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+K_VALUES = (1, 2, 5, 10, 20, 50, 100)
+CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0
+PENDING = "pending"
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class SampleOutcome:
+    status: str
+    speedup: dict[str, float | None]
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    def fast(self, column: str, p: float) -> bool:
+        """Correct and faster than the baseline by more than a factor ``p``."""
+        speedup = self.speedup.get(column)
+        return self.correct and speedup is not None and speedup > p
+
+
+@dataclass(frozen=True)
+class ProblemOutcome:
+    """A problem's samples as they stand; a problem without a solution has one ``missing`` sample."""
+
+    problem_id: str
+    level: int | None
+    sha256: str
+    samples: tuple[SampleOutcome, ...]
+    has_solution: bool
+
+    @property
+    def evaluated(self) -> bool:
+        return all(s.status != PENDING for s in self.samples)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate and its bootstrap interval (None where undefined)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    problems: int
+    with_solution: int
+    evaluated: int
+    samples: int
+    samples_evaluated: int
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    """The scores of one group of problems (the whole selection, or one level)."""
+
+    n_problems: int
+    coverage: Coverage
+    correct_rate: Estimate
+    fast_p: dict[str, dict[float, Estimate]]
+    geomean_speedup: dict[str, Estimate]
+    fast_p_at_k: dict[str, dict[int, dict[float, Estimate]]]
+    statuses: dict[str, int]
+
+    @property
+    def failures(self) -> dict[str, int]:
+        return {status: n for status, n in self.statuses.items() if status != "correct"}
+
+
+@dataclass(frozen=True)
+class Score:
+    columns: tuple[str, ...]
+    ks: tuple[int, ...]
+    groups: dict[str, GroupScore]
+    resamples: int
+    seed: int
+    confidence: float
+
+    @property
+    def overall(self) -> GroupScore:
+        return self.groups[ALL]
+
+    def to_dict(self) -> dict:
+        """The JSON shape: the whole selection's figures at the top, each level's under ``levels``."""
+        return {
+            "columns": list(self.columns),
+            **_group_dict(self.overall),
+            "levels": {key: _group_dict(group) for key, group in self.groups.items() if key != ALL},
+            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
+        }
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Run B minus run A on the same problems, with a paired bootstrap interval."""
+
+    a: float
+    b: float
+    difference: Estimate
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    n_problems: int
+    correct_rate: Difference
+    fast_p: dict[str, dict[float, Difference]]
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    columns: tuple[str, ...]
+    only_a: list[str]
+    only_b: list[str]
+    changed: list[str]
+    groups: dict[str, GroupComparison]
+    resamples: int
+    seed: int
+    confidence: float
+
+    def to_dict(self) -> dict:
+        def group(g: GroupComparison) -> dict:
+            return {
+                "n_problems": g.n_problems,
+                "correct_rate": _difference_dict(g.correct_rate),
+                "fast_p": {
+                    column: {format(p, "g"): _difference_dict(d) for p, d in by_p.items()}
+                    for column, by_p in g.fast_p.items()
+                },
+            }
+
+        return {
+            "columns": list(self.columns),
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "changed": self.changed,
+            **(group(self.groups[ALL]) if ALL in self.groups else {"n_problems": 0}),
+            "levels": {key: group(g) for key, g in self.groups.items() if key != ALL},
+            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
+        }
+
+
+def outcomes(data: RunData) -> list[ProblemOutcome]:
+    """Each problem of the run with the outcome of each of its samples so far."""
+    done = {(e.problem_id, e.sample_index): e for e in data.evaluations}
+    indexes: dict[str, list[int]] = {}
+    for sample in data.samples:
+        indexes.setdefault(sample.problem_id, []).append(sample.index)
+    result = []
+    for problem in data.problems:
+        has_solution = problem.problem_id in indexes
+        samples = []
+        for index in indexes.get(problem.problem_id, [0]):
+            record = done.get((problem.problem_id, index))
+            samples.append(
+                SampleOutcome(record.status, dict(record.speedup)) if record else SampleOutcome(PENDING, {})
+            )
+        result.append(ProblemOutcome(problem.problem_id, problem.level, problem.sha256, tuple(samples), has_solution))
+    return result
+
+
+def best_turn(turns: Sequence[TurnRecord], column: str | None) -> TurnRecord:
+    """The turn that stands for a sample after ``turns``: the correct one with the highest
+    speedup over ``column`` (the earliest among equals); with none correct, the last."""
+    correct = [t for t in turns if t.status == "correct"]
+    if not correct:
+        return max(turns, key=lambda t: t.turn)
+
+    def rank(t: TurnRecord) -> tuple[float, int]:
+        speedup = t.speedup.get(column) if column else None
+        return (speedup if speedup is not None else -math.inf, -t.turn)
+
+    return max(correct, key=rank)
+
+
+def turn_outcome(turns: Sequence[TurnRecord], turn: int, column: str | None) -> SampleOutcome:
+    """A sample's outcome after ``turn``: its best turn so far once turns 1..turn are all
+    judged; a status to retry if one of them has one; pending otherwise."""
+    upto = [t for t in turns if t.turn <= turn]
+    retried = [t for t in upto if t.status in RETRIED_STATUSES]
+    if retried:
+        return SampleOutcome(retried[0].status, {})
+    final = {t.turn: t for t in upto if t.final}
+    if any(n not in final for n in range(1, turn + 1)):
+        return SampleOutcome(PENDING, {})
+    best = best_turn(list(final.values()), column)
+    return SampleOutcome(best.status, dict(best.speedup))  # type: ignore[arg-type]
+
+
+def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
+    """For a run with refinement turns: turn t -> every problem with its samples' outcomes
+    after turn t (empty for replayed files)."""
+    if not data.turns:
+        return {}
+    config = data.run.config
+    column = config.baselines[0] if config.baselines else None
+    by_sample: dict[tuple[str, int], list[TurnRecord]] = {}
+    for record in data.turns:
+        by_sample.setdefault((record.problem_id, record.sample_index), []).append(record)
+    indexes: dict[str, list[int]] = {}
+    for sample in data.samples:
+        indexes.setdefault(sample.problem_id, []).append(sample.index)
+    result: dict[int, list[ProblemOutcome]] = {}
+    for turn in range(1, max(config.turns, max(t.turn for t in data.turns)) + 1):
+        result[turn] = [
+            ProblemOutcome(
+                problem.problem_id,
+                problem.level,
+                problem.sha256,
+                tuple(turn_outcome(by_sample.get((problem.problem_id, i), []), turn, column)
+                      for i in indexes.get(problem.problem_id, [0])),
+                problem.problem_id in indexes,
+            )
+            for problem in data.problems
+        ]
+    return result
+
+
+def score_by_turn(
+    data: RunData,
+    columns: tuple[str, ...],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> dict[int, Score]:
+    """The scores of a run after each refinement turn (fast_p at turn t)."""
+    return {
+        turn: score(problems, columns, resamples=resamples, seed=seed, confidence=confidence)
+        for turn, problems in outcomes_by_turn(data).items()
+    }
+
+
+def columns_of(data: RunData) -> tuple[str, ...]:
+    """The run's baseline columns, and any other a verdict carries, in order of appearance."""
+    seen = dict.fromkeys(data.run.config.baselines)
+    for evaluation in data.evaluations:
+        seen.update(dict.fromkeys(evaluation.speedup))
+    return tuple(seen)
+
+
+def unbiased_at_k(n: int, c: int, k: int) -> float:
+    """The chance that at least one of k samples, drawn without replacement from n of
+    which c succeed, succeeds: 1 - C(n-c, k) / C(n, k)."""
+    if c == 0:
+        return 0.0
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+class Bootstrap:
+    """Percentile intervals from one set of resamples of ``n`` problems (shared by every
+    figure of a group, so the figures stay coherent with each other)."""
+
+    def __init__(self, n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                 confidence: float = CONFIDENCE):
+        self.index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+        tail = 100 * (1 - confidence) / 2
+        self.percentiles = [tail, 100 - tail]
+
+    def mean(self, values: np.ndarray) -> Estimate:
+        low, high = np.percentile(values[self.index].mean(axis=1), self.percentiles)
+        return Estimate(float(values.mean()), float(low), float(high))
+
+    def geomean(self, logs: np.ndarray) -> Estimate:
+        """exp of the mean of the defined (non-NaN) logs, resample by resample."""
+        if np.isnan(logs).all():
+            return Estimate(None)
+        drawn = logs[self.index]
+        counts = (~np.isnan(drawn)).sum(axis=1)
+        sums = np.nansum(drawn, axis=1)
+        means = sums[counts > 0] / counts[counts > 0]
+        low, high = np.percentile(np.exp(means), self.percentiles)
+        return Estimate(float(np.exp(np.nanmean(logs))), float(low), float(high))
+
+
+def bootstrap_mean(values: list[float], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                   confidence: float = CONFIDENCE) -> Estimate:
+    """The mean of per-problem values with its percentile bootstrap interval."""
+    return Bootstrap(len(values), resamples, seed, confidence).mean(np.asarray(values, dtype=float))
+
+
+def score(
+    problems: list[ProblemOutcome],
+    columns: tuple[str, ...],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> Score:
+    """Scores of the whole selection and of each level."""
+    ks = _k_values(problems)
+    groups = {
+        key: _score_group(group, columns, ks, Bootstrap(len(group), resamples, seed, confidence))
+        for key, group in _groups(problems).items()
+    }
+    return Score(tuple(columns), ks, groups, resamples, seed, confidence)
+
+
+def compare(
+    run_a: list[ProblemOutcome],
+    run_b: list[ProblemOutcome],
+    columns: tuple[str, ...],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> RunComparison:
+    """B - A on the problems both runs hold with identical content, paired by problem."""
+    by_id_b = {p.problem_id: p for p in run_b}
+    ids_a = {p.problem_id for p in run_a}
+    pairs = [(a, by_id_b[a.problem_id]) for a in run_a if a.problem_id in by_id_b]
+    changed = [a.problem_id for a, b in pairs if a.sha256 != b.sha256]
+    pairs = [(a, b) for a, b in pairs if a.sha256 == b.sha256]
+    groups: dict[str, list[tuple[ProblemOutcome, ProblemOutcome]]] = {}
+    if pairs:
+        groups[ALL] = pairs
+        for key, group in _groups([a for a, _ in pairs]).items():
+            if key != ALL:
+                ids = {p.problem_id for p in group}
+                groups[key] = [(a, b) for a, b in pairs if a.problem_id in ids]
+    return RunComparison(
+        columns=tuple(columns),
+        only_a=[p.problem_id for p in run_a if p.problem_id not in by_id_b],
+        only_b=[p.problem_id for p in run_b if p.problem_id not in ids_a],
+        changed=changed,
+        groups={
+            key: _compare_group(group, columns, Bootstrap(len(group), resamples, seed, confidence))
+            for key, group in groups.items()
+        },
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
+
+
+def _groups(problems: list[ProblemOutcome]) -> dict[str, list[ProblemOutcome]]:
+    """The whole selection, then each level in order (problems without a level last)."""
+    groups: dict[str, list[ProblemOutcome]] = {ALL: list(problems)}
+    levels = sorted({p.level for p in problems}, key=lambda level: (level is None, level or 0))
+    for level in levels:
+        groups[_level_key(level)] = [p for p in problems if p.level == level]
+    return groups
+
+
+def _level_key(level: int | None) -> str:
+    return "none" if level is None else str(level)
+
+
+def _k_values(problems: list[ProblemOutcome]) -> tuple[int, ...]:
+    """The k for fast_p@k: only when some problem has several samples, and never more
+    samples than the problem with fewest has (the estimator needs n >= k)."""
+    counts = [len(p.samples) for p in problems if p.has_solution]
+    if not counts or max(counts) < 2:
+        return ()
+    fewest = min(counts)
+    return tuple(sorted({k for k in K_VALUES if k <= fewest} | {fewest}))
+
+
+def _correct_share(problem: ProblemOutcome) -> float:
+    return sum(s.correct for s in problem.samples) / len(problem.samples)
+
+
+def _fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
+    return sum(s.fast(column, p) for s in problem.samples) / len(problem.samples)
+
+
+def _fast_at_k(problem: ProblemOutcome, column: str, p: float, k: int) -> float:
+    return unbiased_at_k(len(problem.samples), sum(s.fast(column, p) for s in problem.samples), k)
+
+
+def _mean_log_speedup(problem: ProblemOutcome, column: str) -> float:
+    logs = [math.log(s.speedup[column]) for s in problem.samples if s.fast(column, 0.0)]
+    return sum(logs) / len(logs) if logs else math.nan
+
+
+def _per_problem(problems: list[ProblemOutcome], value: Callable[..., float], *args: object) -> np.ndarray:
+    return np.array([value(problem, *args) for problem in problems], dtype=float)
+
+
+def _score_group(
+    problems: list[ProblemOutcome], columns: tuple[str, ...], ks: tuple[int, ...], boot: Bootstrap
+) -> GroupScore:
+    statuses: dict[str, int] = {}
+    for problem in problems:
+        for sample in problem.samples:
+            statuses[sample.status] = statuses.get(sample.status, 0) + 1
+    with_solution = [p for p in problems if p.has_solution]
+    return GroupScore(
+        n_problems=len(problems),
+        coverage=Coverage(
+            problems=len(problems),
+            with_solution=len(with_solution),
+            evaluated=sum(p.evaluated for p in problems),
+            samples=sum(len(p.samples) for p in with_solution),
+            samples_evaluated=sum(s.status != PENDING for p in with_solution for s in p.samples),
+        ),
+        correct_rate=boot.mean(_per_problem(problems, _correct_share)),
+        fast_p={
+            column: {p: boot.mean(_per_problem(problems, _fast_share, column, p)) for p in P_VALUES}
+            for column in columns
+        },
+        geomean_speedup={
+            column: boot.geomean(_per_problem(problems, _mean_log_speedup, column)) for column in columns
+        },
+        fast_p_at_k={
+            column: {
+                k: {p: boot.mean(_per_problem(problems, _fast_at_k, column, p, k)) for p in P_VALUES} for k in ks
+            }
+            for column in columns
+        },
+        statuses=dict(sorted(statuses.items(), key=lambda item: -item[1])),
+    )
+
+
+def _compare_group(
+    pairs: list[tuple[ProblemOutcome, ProblemOutcome]], columns: tuple[str, ...], boot: Bootstrap
+) -> GroupComparison:
+    run_a, run_b = [a for a, _ in pairs], [b for _, b in pairs]
+
+    def difference(value: Callable[..., float], *args: object) -> Difference:
+        a, b = _per_problem(run_a, value, *args), _per_problem(run_b, value, *args)
+        return Difference(float(a.mean()), float(b.mean()), boot.mean(b - a))
+
+    return GroupComparison(
+        n_problems=len(pairs),
+        correct_rate=difference(_correct_share),
+        fast_p={column: {p: difference(_fast_share, column, p) for p in P_VALUES} for column in columns},
+    )
+
+
+def _interval(estimate: Estimate) -> list[float | None]:
+    return [estimate.low, estimate.high]
+
+
+def _group_dict(group: GroupScore) -> dict:
+    def by_p(estimates: dict[float, Estimate], part: Callable[[Estimate], object]) -> dict:
+        return {format(p, "g"): part(e) for p, e in estimates.items()}
+
+    def value(e: Estimate) -> float | None:
+        return e.value
+
+    return {
+        "n_problems": group.n_problems,
+        "coverage": asdict(group.coverage),
+        "correct_rate": group.correct_rate.value,
+        "correct_rate_ci": _interval(group.correct_rate),
+        "fast_p": {column: by_p(e, value) for column, e in group.fast_p.items()},
+        "fast_p_ci": {column: by_p(e, _interval) for column, e in group.fast_p.items()},
+        "geomean_speedup": {column: e.value for column, e in group.geomean_speedup.items()},
+        "geomean_speedup_ci": {column: _interval(e) for column, e in group.geomean_speedup.items()},
+        "fast_p_at_k": {
+            column: {str(k): by_p(e, value) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
+        },
+        "fast_p_at_k_ci": {
+            column: {str(k): by_p(e, _interval) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
+        },
+        "failures": group.failures,
+    }
+
+
+def _difference_dict(d: Difference) -> dict:
+    return {"a": d.a, "b": d.b, "difference": d.difference.value, "ci": _interval(d.difference)}

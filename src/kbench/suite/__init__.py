@@ -1,0 +1,40 @@
+"""The bundled problem suite: problem files under ``kbench/suite/level<N>/``.
+
+A suite problem's id is its path below that folder without ``.py``
+(``level1/relu``); every command that takes a problem accepts an id or a path.
+``problem`` holds the problem file format; ``examples/`` the bundled example
+solutions (``kbench demo``).
+
+May import: ``kbench.core``. The audit, which checks problems with the judge's
+workers, sits above the judge in ``kbench.audit``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kbench.suite.problem import Problem, ProblemError, load_problem
+
+SUITE_DIR = Path(__file__).parent
+
+
+def find_problem(id_or_path: str | Path) -> Problem:
+    """A problem by suite id or by file path; ProblemError if it is neither."""
+    path = Path(id_or_path)
+    if path.is_file():
+        return load_problem(path)
+    suite_path = SUITE_DIR / f"{id_or_path}.py"
+    if str(id_or_path).strip() and suite_path.is_file():
+        return load_problem(suite_path, problem_id=str(id_or_path))
+    raise ProblemError(f"no problem file or suite id {str(id_or_path)!r}")
+
+
+def suite_problems(level: int | None = None) -> list[Problem]:
+    """Every bundled problem, optionally of one level, in id order."""
+    problems = []
+    for path in sorted(SUITE_DIR.glob("level*/*.py")):
+        problem_id = path.relative_to(SUITE_DIR).with_suffix("").as_posix()
+        problem = load_problem(path, problem_id=problem_id)
+        if level is None or problem.level == level:
+            problems.append(problem)
+    return problems
