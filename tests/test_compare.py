@@ -81,3 +81,20 @@ def test_nested_outputs_are_compared_leaf_by_leaf():
                    {"output['a']": "cpu", "output['b'][0]": "cpu"},
                    {"output['a']": "cpu", "output['b'][0]": "cpu"})
     assert result.check == "value"
+
+
+def test_a_verdict_with_infinite_and_nan_errors_is_strict_json_and_reads_back():
+    import json
+    import math
+
+    from kbench.core.verdict import Trial, Verdict
+
+    verdict = Verdict(
+        problem="p", problem_path="p.py", problem_sha256="0", solution_path=None, solution_sha256="1",
+        device="cpu", size="small", status="incorrect", correct=False, reason="trial 0: values",
+        trials=[Trial(index=0, ok=False, check="values", detail="", max_abs_error=1.0, max_rel_error=math.inf)],
+        max_abs_error=math.nan, max_rel_error=math.inf,
+    )
+    data = json.loads(verdict.to_json(), parse_constant=lambda name: pytest.fail(f"non-standard JSON {name}"))
+    assert float(data["max_rel_error"]) == math.inf and math.isnan(float(data["max_abs_error"]))
+    assert float(data["trials"][0]["max_rel_error"]) == math.inf

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -73,4 +74,17 @@ class Verdict:
         return asdict(self)
 
     def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), allow_nan=False, default=str, **kwargs)
+        """Strict JSON, always: an infinite or NaN float (a relative error where the
+        expected value is 0) is written as the string ``"inf"``, ``"-inf"`` or
+        ``"nan"``, which ``float()`` reads back."""
+        return json.dumps(_non_finite_as_text(self.to_dict()), allow_nan=False, default=str, **kwargs)
+
+
+def _non_finite_as_text(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {key: _non_finite_as_text(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_non_finite_as_text(value) for value in obj]
+    return obj
