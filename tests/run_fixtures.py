@@ -10,14 +10,7 @@ from conftest import PROBLEM
 
 from kbench.core.verdict import Verdict
 from kbench.runs.manifest import Manifest, RunConfig
-from kbench.runs.records import (
-    EvaluationRecord,
-    ProblemRecord,
-    RunData,
-    RunRecord,
-    SampleRecord,
-    SessionRecord,
-)
+from kbench.runs.records import EvaluationRecord, ProblemRecord, RunData, RunRecord, SampleRecord, SessionRecord
 
 # A fake solution says what verdict it gets: "# fake: correct 1.5" or "# fake: incorrect".
 FAKE_MARK = re.compile(r"# fake: (\w+)(?: ([\d.]+))?")

@@ -9,7 +9,7 @@ import pytest
 from conftest import EXAMPLES, PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.sandbox import OUTPUT_TAIL_BYTES
+from kbench.judge.process import OUTPUT_TAIL_BYTES
 
 CASES = [
     ("wrong_values", "incorrect", "trial 0: values"),
@@ -157,7 +157,7 @@ def test_workers_die_with_a_judge_killed_outright(tmp_path):
             "from kbench.judge.devices import worker_env\n"
             "from kbench.judge.reference import load_message\n"
             "from kbench.suite.problem import load_problem\n"
-            "from kbench.judge.sandbox import Worker\n"
+            "from kbench.judge.process import Worker\n"
             "w = Worker(worker_env('cpu'))\n"
             f"w.send({{**load_message(load_problem({str(slow)!r}), 'cpu', 'small', 1), 'role': 'reference'}})\n"
             "print(w.process.pid, flush=True)\n"

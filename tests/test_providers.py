@@ -11,14 +11,7 @@ from model_server import Answer, code_reply, fake_code
 
 from kbench.agents import prices, providers
 from kbench.agents.command_agent import CommandProvider, JudgeSettings
-from kbench.agents.providers import (
-    AnthropicProvider,
-    OpenAIProvider,
-    ProviderError,
-    Request,
-    Sampling,
-    parse_model,
-)
+from kbench.agents.providers import AnthropicProvider, OpenAIProvider, ProviderError, Request, Sampling, parse_model
 
 REQUEST = Request("Write ModelNew.", "level1/p1", "# the problem\n", 0, 1)
 JUDGE = JudgeSettings(device="cpu", size="small", trials=2, timeout=60.0, policy="strict")

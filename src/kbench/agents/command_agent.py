@@ -42,6 +42,7 @@ class JudgeSettings:
     timeout: float
     policy: str
     cuda_graph: bool = False
+    sandbox: bool = True
 
 
 def resolve_command(program: str) -> list[str]:
@@ -121,7 +122,7 @@ files = [a for a in sys.argv[1:] if not a.startswith("-")]
 target = files[0] if files else str(here / "solution.py")
 command = [{python!r}, "-m", "kbench", "eval", target, "--problem", str(here / "problem.py"),
            "--device", {device!r}, "--size", {size!r}, "--trials", {trials!r}, "--timeout", {timeout!r},
-           "--policy", {policy!r}, *{graph_flags!r}, *flags]
+           "--policy", {policy!r}, *{judge_flags!r}, *flags]
 with open(here / ".kbench" / "tool_calls.log", "a") as log:
     log.write(f"{{time.time():.3f}} evaluate {{target}}\\n")
 sys.exit(subprocess.call(command))
@@ -226,7 +227,7 @@ class CommandProvider:
         j = self.judge
         tool.write_text(EVALUATE_TOOL.format(python=sys.executable, device=j.device, size=j.size,
                                              trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy,
-                                             graph_flags=["--cuda-graph"] if j.cuda_graph else []))
+                                             judge_flags=["--cuda-graph"] * j.cuda_graph + ["--no-sandbox"] * (not j.sandbox)))
         tool.chmod(0o755)
 
     def instructions(self, prompt: str, previous_solution: str | None) -> str:

@@ -21,14 +21,14 @@ from typing import Any, Callable
 from kbench.audit.rules import flags_from_facts
 from kbench.judge.devices import worker_env
 from kbench.judge.problem_checks import INIT_SEED, INPUT_SEEDS
+from kbench.judge.process import Worker, WorkerLost, default_memory_limit
 from kbench.judge.reference import load_message, reference_failure
-from kbench.judge.sandbox import Worker, WorkerLost, default_memory_limit
 from kbench.judge.timing import TimingSettings
 from kbench.suite.problem import Problem, ProblemError, check_runnable
 
 DEFAULT_TIMEOUT = 300.0  # seconds per problem: load, checks and timing
 # How an allocation that does not fit shows up: PyTorch's CPU and CUDA
-# allocators, and the judge's host memory limit (sandbox.Worker).
+# allocators, and the judge's host memory limit (process.Worker).
 MEMORY_ERRORS = ("out of memory", "OutOfMemoryError", "can't allocate memory", "host memory limit exceeded")
 
 

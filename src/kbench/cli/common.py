@@ -12,6 +12,7 @@ from kbench.agents.prices import PriceError
 from kbench.agents.prompts import PromptError
 from kbench.agents.providers import ProviderError
 from kbench.core.solution import SolutionError
+from kbench.judge.sandbox import SandboxUnavailable
 from kbench.runs import export, runner
 from kbench.runs.store import DEFAULT_PATH, StoreError
 from kbench.suite.problem import ProblemError
@@ -28,7 +29,7 @@ def usage_errors() -> Iterator[None]:
     try:
         yield
     except (UsageError, StoreError, runner.RunError, ProblemError, SolutionError, export.ExportError, ProviderError,
-            PromptError, PriceError, ValueError) as exc:
+            PromptError, PriceError, ValueError, SandboxUnavailable) as exc:
         Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(code=2) from exc
 

@@ -15,6 +15,7 @@ from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
+from kbench.judge.sandbox import SandboxUnavailable
 from kbench.judge.timing import TimingSettings, check_settings
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import ProblemError, resolve_size
@@ -50,6 +51,8 @@ def eval_command(
         None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
     ),
     cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
+    sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
+                                 "(docs/guard.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
@@ -61,9 +64,9 @@ def eval_command(
         sol = Solution.from_file(solution)
         verdict = evaluate(
             prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
-            dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph),
+            dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph), sandbox=sandbox,
         )
-    except (ProblemError, SolutionError, ValueError) as exc:
+    except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
         raise _usage_error(str(exc)) from exc
     if as_json:
         typer.echo(verdict.to_json())

@@ -14,14 +14,7 @@ from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from kbench import judge
 from kbench.agents import command_agent, providers
@@ -36,10 +29,7 @@ from kbench.judge.timing import TimingSettings, check_settings
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
 from kbench.runs.records import EvaluationRecord, TurnRecord
-from kbench.runs.score import (
-    columns_of,
-    outcomes,
-)
+from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
 from kbench.suite.problem import resolve_size
@@ -93,6 +83,8 @@ def run_command(
     policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
                                               "replays (docs/timing.md) [default: no]."),
+    sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
+                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
@@ -116,7 +108,7 @@ def run_command(
         if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
             spec = providers.parse_model(stored_config.solutions)
         judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy,
-                      cuda_graph=cuda_graph)
+                      cuda_graph=cuda_graph, sandbox=sandbox)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}
@@ -202,7 +194,7 @@ class _Generation:
 
 
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy, cuda_graph):
+                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox):
     """The config, plan and agent of a run that asks a model, from the options and,
     for those left out, the stored run (or the defaults)."""
     if stored is None and not problems:
@@ -210,7 +202,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
     old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
     selection = tuple(problems) if problems else stored.selection
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise UsageError(f"--target {target!r}: choose triton or cuda")
@@ -234,7 +226,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         provider = command_agent.CommandProvider(
             spec.name,
             judge=command_agent.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
-                                          judged["policy"], judged["cuda_graph"]),
+                                          judged["policy"], judged["cuda_graph"], judged["sandbox"]),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
         )
@@ -272,20 +264,20 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph):
+                     cuda_graph, sandbox):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox)
     plan = runner.plan_replay(_runnable(selection), solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
-def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph
-                    ) -> dict[str, Any]:
+def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
+                    sandbox) -> dict[str, Any]:
     """How the run's candidates are judged: each option as given, else as the run
     was stored, else the default; the device and size resolved, CUDA-graph
     timing only on a CUDA device."""
@@ -299,6 +291,7 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
         "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
         "cuda_graph": cuda_graph,
+        "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
     }
 

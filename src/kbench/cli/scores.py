@@ -113,6 +113,10 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         highlight=False,
         soft_wrap=True,
     )
+    if not data.run.config.sandbox:
+        out.print("[bold yellow]not sandboxed[/bold yellow] (--no-sandbox): candidates ran with the judge's privileges; "
+                  "these scores are not proof against candidates that reach outside their process",
+                  highlight=False, soft_wrap=True)
     out.print(
         f"coverage: {coverage.with_solution} of {coverage.problems} problems with a solution, "
         f"{coverage.evaluated} evaluated; {coverage.samples_evaluated} of {coverage.samples} samples evaluated",

@@ -32,6 +32,10 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
     console.print(f"[{style}]{verdict.status}[/{style}]  {verdict.problem} on {verdict.device} "
                   f"({verdict.device_name or 'device unknown'}, size {verdict.size})", highlight=False)
     console.print(f"  reason: {verdict.reason}", highlight=False, markup=False)
+    if verdict.sandbox.get("kind") == "none":
+        console.print("  [bold yellow]not sandboxed[/bold yellow] (--no-sandbox): the candidate ran with the judge's "
+                      "privileges; this verdict is not proof against a candidate that reaches outside its process",
+                      highlight=False)
     for flag in verdict.flags:
         console.print(f"  flag ({verdict.policy} policy): {flag}", highlight=False, markup=False)
     if verdict.max_abs_error is not None:

@@ -65,6 +65,8 @@ class Verdict:
     flags: list[str] = field(default_factory=list)
     speed_of_light_ms: float | None = None
     dtype: str = "float32"
+    # The candidate's confinement (kbench.judge.sandbox): {"kind": "bubblewrap", ...}, or kind "none".
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -43,10 +43,19 @@ def resolve_device(device: str | None) -> str:
     raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N")
 
 
-def worker_env(device: str) -> dict[str, str]:
+def candidate_build_dir(solution_sha256: str) -> Path:
+    """A candidate's own build caches, keyed by its source: the only cache it can write,
+    so it cannot plant a binary that another solution would load."""
+    return cache_dir() / "candidates" / solution_sha256[:24]
+
+
+def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
+    """A worker's environment: its device and its build caches (a candidate's own
+    ``build_dir``; the reference's are shared)."""
+    builds = build_dir or cache_dir()
     env = {
-        "TORCH_EXTENSIONS_DIR": str(cache_dir() / "torch_extensions"),
-        "TRITON_CACHE_DIR": str(cache_dir() / "triton"),
+        "TORCH_EXTENSIONS_DIR": str(builds / "torch_extensions"),
+        "TRITON_CACHE_DIR": str(builds / "triton"),
     }
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"

@@ -32,8 +32,9 @@ from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.runtime import compute_ops
 from kbench.judge.guard.static import check_source
+from kbench.judge.process import Worker, WorkerLost, candidate_worker
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, call_message
-from kbench.judge.sandbox import Worker, WorkerLost
+from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.timing import TimingSettings, check_settings, pooled, speedup_interval
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, check_runnable, resolve_size
@@ -80,6 +81,7 @@ def evaluate(
     dtype: str = "float32",
     baselines: tuple[str, ...] | list[str] = ("eager",),
     baseline_cache: Path | None | bool = True,
+    sandbox: bool = True,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -93,7 +95,9 @@ def evaluate(
     ``baselines`` are the columns to time (eager always); compiled ones are
     taken from ``baseline_cache`` (a path; True for the default one beside the
     build cache, None or False for none) when measured there before under this
-    very environment, and stored there when measured now.
+    very environment, and stored there when measured now. The candidate runs
+    in an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can
+    be set up here, unless ``sandbox=False`` (recorded in the verdict).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -101,11 +105,13 @@ def evaluate(
     device = resolve_device(device)
     size = resolve_size(size, device)
     check_settings(timing, device)
+    confinement = find_sandbox() if sandbox else None
     evaluation = _Evaluation(
         problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
     )
     evaluation.reference_side.columns = check_columns(list(baselines), device)
     evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
+    evaluation.sandbox = confinement
     return evaluation.run(measure_time)
 
 
@@ -128,6 +134,7 @@ class _Evaluation:
         self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
         self.policy = policy
         self.flags: list[str] = []
+        self.sandbox: Sandbox | None = None
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -141,9 +148,8 @@ class _Evaluation:
             self.tmp = Path(tmp)
             solution_path = self.tmp / "solution.py"
             solution_path.write_text(self.solution.source)
-            env = worker_env(self.device)
-            reference = Worker(env)  # the problem's own needs: the default limit
-            candidate = Worker(env, self.memory_limit)
+            reference = Worker(worker_env(self.device))  # the problem's own needs: the default limit
+            candidate = candidate_worker(self.device, self.solution.sha256, self.tmp, self.sandbox, self.memory_limit)
             try:
                 status, reason = self._judge(reference, candidate, solution_path, measure_time)
             finally:
@@ -451,6 +457,7 @@ class _Evaluation:
             policy=self.policy,
             flags=self.flags + self.reference_side.flags,
             speed_of_light_ms=self.record.get("speed_of_light_ms"),
+            sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
         )
 
 

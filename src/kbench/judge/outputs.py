@@ -9,9 +9,11 @@ never leaves the reference's process.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 
@@ -29,7 +31,8 @@ def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device)
         if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex())
     }
     try:
-        actual = torch.load(path, map_location=device, weights_only=True)
+        with _candidate_file(path) as stream:
+            actual = torch.load(stream, map_location=device, weights_only=True)
     except Exception as exc:  # whatever the candidate wrote, it is not a readable output
         result = Comparison(False, "output", f"the output could not be read back ({type(exc).__name__}: {exc})")
     else:
@@ -37,6 +40,17 @@ def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device)
     finally:
         path.unlink(missing_ok=True)
     return {"comparison": asdict(result), "tolerance": tolerances}
+
+
+def _candidate_file(path: Path) -> BinaryIO:
+    """The candidate's output file, opened only if it is a plain file of its own: a
+    link (to a file the reference can read and the candidate cannot) or a FIFO
+    (that would hang the reference, and the problem would take the blame) is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def describe_devices(out: Any) -> dict[str, str]:

@@ -25,7 +25,7 @@ from kbench.judge.baselines import (
     driver_version,
 )
 from kbench.judge.devices import resolve_device, worker_env
-from kbench.judge.sandbox import Worker, WorkerLost
+from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -38,6 +38,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
         "op": "load",
         "problem_path": str(problem.path),
         "problem_sha256": problem.sha256,
+        "problem_source": problem.source,  # the hashed text: workers never read the file
         "small": problem.small,
         "dtype_sizes": problem.dtype_sizes,
         "size": size,

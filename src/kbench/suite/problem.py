@@ -68,14 +68,12 @@ class Problem:
     dtypes: tuple[str, ...] = ("float32",)
     requires: tuple[str, ...] = ()
     dtype_sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Read once, with the hash: what runs is what was hashed, whatever happens to the file later.
+    source: str = field(default="", repr=False)
 
     def size_constants(self, size: str, dtype: str = "float32") -> dict[str, Any]:
         """The size constants replaced when the file runs at ``size`` in ``dtype``."""
         return self.small if size == "small" else self.dtype_sizes.get(dtype, {})
-
-    @property
-    def source(self) -> str:
-        return self.path.read_text()
 
 
 def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
@@ -136,6 +134,7 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
         name=str(constants.get("KBENCH_NAME", path.stem)),
         level=level,
         sha256=hashlib.sha256(source.encode()).hexdigest(),
+        source=source,
         small=small,
         tolerance=tolerance,
         dtypes=dtypes,

@@ -37,7 +37,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, intermediate_size):
         super().__init__()
         from transformers import Gemma2Config
-        from transformers.models.gemma2.modeling_gemma2 import Gemma2DecoderLayer, Gemma2RotaryEmbedding
+        from transformers.models.gemma2.modeling_gemma2 import (
+            Gemma2DecoderLayer,
+            Gemma2RotaryEmbedding,
+        )
 
         config = Gemma2Config(
             hidden_size=hidden_size,

@@ -36,7 +36,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, head_dim, intermediate_size):
         super().__init__()
         from transformers import GemmaConfig
-        from transformers.models.gemma.modeling_gemma import GemmaDecoderLayer, GemmaRotaryEmbedding
+        from transformers.models.gemma.modeling_gemma import (
+            GemmaDecoderLayer,
+            GemmaRotaryEmbedding,
+        )
 
         config = GemmaConfig(
             hidden_size=hidden_size,

@@ -36,7 +36,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, num_kv_heads, intermediate_size):
         super().__init__()
         from transformers import LlamaConfig
-        from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
+        from transformers.models.llama.modeling_llama import (
+            LlamaDecoderLayer,
+            LlamaRotaryEmbedding,
+        )
 
         config = LlamaConfig(
             hidden_size=hidden_size,

@@ -36,7 +36,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, num_kv_heads, intermediate_size):
         super().__init__()
         from transformers import MistralConfig
-        from transformers.models.mistral.modeling_mistral import MistralDecoderLayer, MistralRotaryEmbedding
+        from transformers.models.mistral.modeling_mistral import (
+            MistralDecoderLayer,
+            MistralRotaryEmbedding,
+        )
 
         config = MistralConfig(
             hidden_size=hidden_size,

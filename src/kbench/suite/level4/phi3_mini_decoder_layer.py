@@ -36,7 +36,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, intermediate_size):
         super().__init__()
         from transformers import Phi3Config
-        from transformers.models.phi3.modeling_phi3 import Phi3DecoderLayer, Phi3RotaryEmbedding
+        from transformers.models.phi3.modeling_phi3 import (
+            Phi3DecoderLayer,
+            Phi3RotaryEmbedding,
+        )
 
         config = Phi3Config(
             hidden_size=hidden_size,

