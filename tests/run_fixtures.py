@@ -43,8 +43,9 @@ class FakeJudge:
         self.calls: list[tuple[str, str]] = []
         self.fail_after = fail_after
 
-    def __call__(self, problem, solution, device, *, size, trials, timeout, policy, baselines=("eager",), timing=None):
-        self.policy, self.baselines, self.timing = policy, baselines, timing
+    def __call__(self, problem, solution, device, *, size, trials, timeout, policy, baselines=("eager",), timing=None,
+                 sandbox=True):
+        self.policy, self.baselines, self.timing, self.sandbox = policy, baselines, timing, sandbox
         if self.fail_after is not None and len(self.calls) >= self.fail_after:
             raise KeyboardInterrupt
         self.calls.append((problem.id, solution.path.name))

@@ -56,6 +56,7 @@ def test_an_honest_kernel_has_no_findings():
         ("torch.manual_seed(0)", "", "global-state"),
         ("time.perf_counter = lambda: 0.0", "import time\n", "monkeypatch"),
         ("setattr(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
+        ("torch.__dict__['softmax'] = print", "", "monkeypatch"),
         ("m = sys.modules['kbench.judge.timing']", "import sys\n", "harness-access"),
         ("import kbench", "", "harness-access"),
         ("f = getattr(torch, 'syn' + 'chronize')", "", "dynamic-access"),
@@ -65,6 +66,11 @@ def test_an_honest_kernel_has_no_findings():
 )
 def test_each_static_rule_fires_on_its_form(body, header, rule):
     assert rule in rules(with_body(body, header))
+
+
+def test_an_index_that_reads_a_module_is_not_an_assignment_to_it():
+    source = with_body("y = x.clone()\n        y[torch.arange(4), 0] += 1.0")
+    assert "monkeypatch" not in rules(source)
 
 
 def test_pure_pytorch_is_no_kernel_and_aliases_do_not_hide_calls():

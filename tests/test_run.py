@@ -404,6 +404,18 @@ def test_the_guard_policy_is_part_of_the_run_and_reaches_the_judge(tmp_path):
         start(Store(tmp_path / "q.db"), problems, solutions, judge, policy="lax")
 
 
+def test_no_sandbox_is_part_of_the_run_and_reaches_the_judge(tmp_path):
+    problems = problem_dir(tmp_path / "problems", ["relu"])
+    solutions = tmp_path / "solutions"
+    fake_solution(solutions / "relu.py", "correct 1.0")
+    judge = FakeJudge()
+    with Store(tmp_path / "s.db") as store:
+        start(store, problems, solutions, judge)
+        assert store.run("r").config.sandbox is True and judge.sandbox is True
+        start(store, problems, solutions, judge, name="unconfined", sandbox=False)
+        assert store.run("unconfined").config.sandbox is False and judge.sandbox is False
+
+
 def test_problems_needing_a_missing_module_are_left_out_with_their_reason(tmp_path):
     directory = problem_dir(tmp_path, ["p1", "p2"])
     needs = directory / "p2.py"

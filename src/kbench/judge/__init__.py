@@ -1,7 +1,7 @@
 """The judge: everything that decides a verdict, and nothing else.
 
 Owns the evaluation of one solution against one problem (``evaluation``), the
-processes it runs in (``sandbox``, ``worker``), the reference's side and the
+processes it runs in (``process``, ``sandbox``, ``worker``), the reference's side and the
 baseline columns (``reference``, ``baselines``), the timing protocol
 (``timing``), the comparison of outputs (``compare``), the guard's rules
 (``guard``), the settings pinned in every worker (``state``), and builds ahead

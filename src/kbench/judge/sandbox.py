@@ -2,7 +2,7 @@
 
 A candidate is code execution by an adversary who knows kbench's source. In
 its sandbox it sees a read-only view of the system (``/usr``, ``/bin``,
-``/lib*``, ``/etc``, ``/sys``), of the Python that runs it and of kbench's own
+``/lib*``, ``/etc``, ``/sys``, ``/opt``), of the Python that runs it and of kbench's own
 source; its own ``/proc`` (a PID namespace of its own: the judge, the
 reference and other candidates are invisible and cannot be signalled, and
 whatever it starts, ``setsid`` and double forks included, dies with it); a
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Iterable
 
 NOBODY = 65534
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/sys", "/opt")
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
 # The environment a candidate gets: what builds, CUDA and threading read; never keys or tokens.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "MAX_JOBS",

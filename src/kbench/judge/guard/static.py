@@ -205,14 +205,13 @@ class _Reader(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
-            for sub in ast.walk(target):
-                if isinstance(sub, ast.Attribute):
-                    name = self.dotted(sub) or ""
-                    root = name.split(".")[0]
-                    if name.startswith("torch.backends"):
-                        self.add("global-state", f"assigns {name}", node)
-                    elif root and root != "self" and root in self.modules():
-                        self.add("monkeypatch", f"assigns {name}", node)
+            for stored in _stored_attributes(target):
+                name = self.dotted(stored) or ""
+                root = name.split(".")[0]
+                if name.startswith("torch.backends"):
+                    self.add("global-state", f"assigns {name}", node)
+                elif root and root != "self" and root in self.modules():
+                    self.add("monkeypatch", f"assigns {name}", node)
         self.generic_visit(node)
 
     visit_AugAssign = visit_Assign
@@ -317,3 +316,18 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
     for finding in findings:
         unique.setdefault((finding.rule, finding.line), finding)
     return list(unique.values())
+
+
+def _stored_attributes(target: ast.AST) -> list[ast.Attribute]:
+    """The attributes an assignment to ``target`` changes: ``a.b = v`` changes ``a.b``,
+    ``a.b[i] = v`` (``torch.__dict__["softmax"] = f``) too; what the index reads
+    (``x[torch.arange(n)] += v``) is not assigned."""
+    if isinstance(target, ast.Attribute):
+        return [target]
+    if isinstance(target, ast.Subscript):
+        return _stored_attributes(target.value)
+    if isinstance(target, ast.Starred):
+        return _stored_attributes(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [attribute for element in target.elts for attribute in _stored_attributes(element)]
+    return []
