@@ -205,3 +205,21 @@ def test_both_workers_run_a_dtype_at_its_own_default_size(tmp_path):
     assert sized.status == "correct", sized.reason
     plain = kbench.evaluate(problem, picky, "cpu", size="default", trials=1, measure_time=False)
     assert plain.status == "runtime_error" and "32 rows" in plain.reason
+
+
+def test_the_work_counts_are_those_of_the_size_the_model_was_resized_to():
+    """The speed-of-light rule holds the judged size's work against the time, not the
+    small size's the workers loaded first (a GPU evaluation's other-size trial)."""
+    import time
+
+    from kbench.judge.devices import worker_env
+    from kbench.judge.process import Worker
+    from kbench.judge.reference import load_message
+
+    problem = kbench.find_problem("level1/relu")
+    with Worker(worker_env("cpu")) as worker:
+        small = worker.request({**load_message(problem, "cpu", "small", 1), "role": "reference"}, time.monotonic() + 120,
+                               "loading")
+        resized = worker.request({"op": "resize", "size": "default", "init_seed": 1}, time.monotonic() + 120,
+                                 "resizing")
+    assert resized["ok"] and resized["work"]["bytes"] > small["work"]["bytes"] > 0

@@ -212,7 +212,8 @@ class _Evaluation:
             if not comparison.ok:
                 raise _Verdict("rejected", f"other-size: wrong {where}: {comparison.check}: {comparison.detail}")
             resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
-            self.reference_side.ask(reference, "building the model at the test size", resize)
+            resized = self.reference_side.ask(reference, "building the model at the test size", resize)
+            self.reference_side.loaded["work"] = resized["work"]  # the speed of light of the judged size
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:

@@ -119,7 +119,7 @@ class Session:
         with phase("problem"):
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
         self._build_model(msg["init_seed"])
-        return {"ok": True}
+        return {"ok": True, "work": _work_counts(self.problem_module)}
 
     def _build_model(self, init_seed: int) -> None:
         self.model = None  # the previous model's memory is free before the next is built
