@@ -157,3 +157,20 @@ def test_the_candidate_environment_keeps_no_secrets():
     env = sandbox.candidate_env({"PATH": "/usr/bin", "OPENAI_API_KEY": SECRET, "HF_TOKEN": SECRET,
                                  "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"})
     assert env == {"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"}
+
+
+def test_what_is_made_readable_under_a_fresh_tmp_is_reachable_by_the_candidate(tmp_path):
+    """A Python or kbench checkout under /tmp (a fresh tmpfs in the sandbox) is bound
+    with its parents made traversable, as it is anywhere else."""
+    import subprocess
+
+    box = sandbox.find_sandbox()
+    shared = tmp_path / "checkout"
+    shared.mkdir()
+    (shared / "file.txt").write_text("visible")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    sandbox.give_to_candidate(scratch)
+    command = box.wrap(["/bin/cat", str(shared / "file.txt")], scratch=scratch, readable=[shared], env={})
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "visible"), done.stderr

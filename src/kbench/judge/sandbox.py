@@ -97,19 +97,19 @@ class Sandbox:
         for pattern in GPU_NODES:
             for node in sorted(glob.glob(pattern)):
                 cmd += ["--dev-bind", node, node]
-        mounted = [Path(d) for d in SYSTEM_DIRS] + [Path("/tmp"), Path("/dev"), Path("/proc")]
-        made: set[Path] = set()
+        from_host = [Path(d) for d in SYSTEM_DIRS]  # what shows the host's own files below it
+        made = {Path("/tmp"), Path("/dev"), Path("/dev/shm"), Path("/proc")}  # fresh: empty below
         read_only = sorted({_real(p) for p in [*readable, *python_dirs()]}, key=lambda p: len(p.parts))
         for path, flag in [*((p, "--ro-bind") for p in read_only),
                            *((_real(p), "--bind") for p in [scratch, *writable])]:
-            if flag == "--ro-bind" and _under(path, mounted):
+            if flag == "--ro-bind" and _under(path, from_host):
                 continue  # already visible through a parent
             for parent in reversed(path.parents[:-1]):  # made 0755: bwrap's default 0700 shuts nobody out
-                if parent not in made and not _under(parent, mounted):
+                if parent not in made and not _under(parent, from_host):
                     cmd += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
             cmd += [flag, str(path), str(path)]
-            mounted.append(path)
+            from_host.append(path)
         cmd += ["--remount-ro", "/", "--chdir", str(_real(scratch))]
         if os.geteuid() == 0:
             cmd += ["--", sys.executable, "-I", "-S", "-c", _DROP_TO_NOBODY]
