@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 # Every status the judge can give, and what it means.
 STATUSES = {
@@ -79,14 +79,16 @@ class Verdict:
         """Strict JSON, always: an infinite or NaN float (a relative error where the
         expected value is 0) is written as the string ``"inf"``, ``"-inf"`` or
         ``"nan"``, which ``float()`` reads back."""
-        return json.dumps(_non_finite_as_text(self.to_dict()), allow_nan=False, default=str, **kwargs)
+        return json.dumps(replace_non_finite(self.to_dict(), str), allow_nan=False, default=str, **kwargs)
 
 
-def _non_finite_as_text(obj: Any) -> Any:
+def replace_non_finite(obj: Any, replacement: Callable[[float], Any]) -> Any:
+    """``obj`` (dicts, lists and tuples of plain values) with every NaN or infinite
+    float replaced by ``replacement(value)``, for strict JSON writers."""
     if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
+        return replacement(obj)
     if isinstance(obj, dict):
-        return {key: _non_finite_as_text(value) for key, value in obj.items()}
+        return {key: replace_non_finite(value, replacement) for key, value in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_non_finite_as_text(value) for value in obj]
+        return [replace_non_finite(value, replacement) for value in obj]
     return obj

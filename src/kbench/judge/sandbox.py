@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -180,8 +181,6 @@ def find_sandbox() -> Sandbox:
 
 def limit_processes() -> None:
     """In the child before it becomes the sandbox: a bound on processes and threads."""
-    import resource
-
     resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
 
 

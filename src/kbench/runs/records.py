@@ -6,11 +6,10 @@ dataclasses, with the statuses a run records beyond the judge's own.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kbench.core.verdict import STATUSES, Verdict
+from kbench.core.verdict import STATUSES, Verdict, replace_non_finite
 from kbench.runs.manifest import Manifest, RunConfig
 
 # Statuses a run records beyond the judge's own.
@@ -176,10 +175,4 @@ class RunData:
 
 def finite(obj: Any) -> Any:
     """``obj`` with NaN and infinities replaced by None, for strict JSON readers."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [finite(v) for v in obj]
-    return obj
+    return replace_non_finite(obj, lambda _: None)
