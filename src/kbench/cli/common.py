@@ -30,8 +30,13 @@ def usage_errors() -> Iterator[None]:
         yield
     except (UsageError, StoreError, runner.RunError, ProblemError, SolutionError, export.ExportError, ProviderError,
             PromptError, PriceError, ValueError, SandboxUnavailable) as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(code=2) from exc
+        raise usage_error(str(exc)) from exc
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Say what is wrong on stderr; the Exit to raise ends the command with status 2."""
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code=2)
 
 
 def counts_text(counts: dict[str, int]) -> str:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.cli import verdicts
+from kbench.cli.common import usage_error
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
@@ -25,16 +26,11 @@ EXAMPLES_DIR = SUITE_DIR / "examples"
 console = Console()
 
 
-def _usage_error(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(code=2)
-
-
 def _checked_device(device: Optional[str]) -> str:
     try:
         return resolve_device(device)
     except ValueError as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
 
 
 def eval_command(
@@ -67,7 +63,7 @@ def eval_command(
             dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph), sandbox=sandbox,
         )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
     if as_json:
         typer.echo(verdict.to_json())
     else:
@@ -98,7 +94,7 @@ def baseline_command(
         settings = check_settings(TimingSettings(cuda_graph=cuda_graph), dev)
         chosen = [find_problem(p) for p in problems]
     except (ProblemError, ValueError) as exc:
-        raise _usage_error(str(exc)) from exc
+        raise usage_error(str(exc)) from exc
     results = {}
     table = Table("problem", *[f"{c} ms" for c in columns], title="baselines, cached (x: over eager)")
     progress = Console(stderr=True)
