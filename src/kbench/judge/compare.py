@@ -51,23 +51,26 @@ class Comparison:
 
 
 def leaves(obj: Any, path: str = "output") -> tuple[list[tuple[str, Any]], list[str]]:
-    """(path, leaf) pairs and a structural signature of a nested output."""
+    """(path, leaf) pairs and a structural signature of a nested output.
+
+    Walked with an explicit stack: a recursive closure would be a reference
+    cycle holding every leaf (gigabytes of tensors) until the garbage collector
+    happens to run, and a worker's every call fingerprints its outputs."""
     found: list[tuple[str, Any]] = []
     shape: list[str] = []
-
-    def walk(node: Any, where: str) -> None:
+    pending: list[tuple[str, Any]] = [(path, obj)]
+    while pending:
+        where, node = pending.pop()
         if isinstance(node, (tuple, list)):
             shape.append(f"{where}:{type(node).__name__}[{len(node)}]")
-            for i, item in enumerate(node):
-                walk(item, f"{where}[{i}]")
+            items = [(f"{where}[{i}]", item) for i, item in enumerate(node)]
         elif isinstance(node, dict):
             shape.append(f"{where}:dict{sorted(map(str, node))}")
-            for key in sorted(node, key=str):
-                walk(node[key], f"{where}[{key!r}]")
+            items = [(f"{where}[{key!r}]", node[key]) for key in sorted(node, key=str)]
         else:
             found.append((where, node))
-
-    walk(obj, path)
+            continue
+        pending.extend(reversed(items))
     return found, shape
 
 

@@ -20,20 +20,21 @@ import secrets
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kbench.core.hardware import speed_of_light_ms
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
+from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import DEFAULT_POLICY, Finding, action, check_policy
-from kbench.judge.guard.runtime import compute_ops
+from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost, candidate_worker
-from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, call_message
+from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.timing import TimingSettings, check_settings, pooled, speedup_interval
 from kbench.suite import find_problem
@@ -42,10 +43,6 @@ from kbench.suite.problem import Problem, check_runnable, resolve_size
 DEFAULT_TRIALS = 5
 DEFAULT_TIMEOUT = 300.0
 CHECK_MARGIN_SECONDS = 5.0
-# The host clock may exceed the events by launch and synchronisation latency,
-# never by whole kernels: more than this means work the events did not see.
-TIMER_RATIO = 1.25
-TIMER_SLACK_MS = 0.05
 SHM_MIN_FREE_BYTES = 16 << 30
 
 # Which status a failure in each worker phase gets.
@@ -177,11 +174,11 @@ class _Evaluation:
                 self._other_size_trial(reference, candidate, other_size)
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
-                for index, seed in enumerate(self.seeds["trials"]):
-                    comparison = self._compare_call(reference, candidate, "run", seed, f"trial {index}")
+                for index, comparison in enumerate(self._trial_calls(reference, candidate, self.seeds["trials"])):
                     self.record["trials"].append(Trial(index=index, ok=comparison.ok, **_fields(comparison)))
                     if not comparison.ok:
                         raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
+            self._record_ops(reference, candidate)
             if measure_time:
                 self._measure(reference, candidate)
             candidate.assert_quiet()
@@ -191,16 +188,26 @@ class _Evaluation:
             if lost.kind == "forged":
                 return "rejected", f"results-channel: {lost.detail}"
             return LOST_STATUS[lost.kind], lost.detail
-        return "correct", f"{self.trials} of {self.trials} trials match the reference"
+        checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
+        return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
+
+    def _trial_calls(self, reference: Worker, candidate: Worker, seeds: list[int], what: str = "trial"):
+        """The candidate makes one call per seed and saves each (it learns that
+        only after the call); then the reference checks them, one by one."""
+        settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
+                           max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
+        driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
+                                       Checks(self.tmp, what.replace(" ", "-"), every=True))
+        for index, call in enumerate(driver.saved()):
+            yield self._check_call(reference, call, f"checking {what} {index}")
 
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
         self.seeds["other_size"] = secrets.randbits(62)
         with self._phase("other_size"):
             where = f"at the problem's {other_size} size"
             try:
-                comparison = self._compare_call(
-                    reference, candidate, "run", self.seeds["other_size"], f"the trial at the {other_size} size"
-                )
+                comparison = next(self._trial_calls(reference, candidate, [self.seeds["other_size"]],
+                                                    f"{other_size}-size trial"))
             except _Verdict as failed:
                 if failed.status in ("rejected", "timeout"):  # another rule's verdict, or no answer: say where
                     raise _Verdict(failed.status, f"{where}: {failed.reason}") from failed
@@ -216,6 +223,16 @@ class _Evaluation:
             self.reference_side.loaded["work"] = resized["work"]  # the speed of light of the judged size
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
+    def _record_ops(self, reference: Worker, candidate: Worker) -> None:
+        """One call on each side, apart from the judged ones, with the operations
+        recorded (the reference-op rule) and the candidate's runtime guard watching."""
+        self.seeds["record"] = secrets.randbits(62)
+        message = {"op": "record", "seed": self.seeds["record"]}
+        answer = self._ask_candidate(candidate, "recording the operations forward runs", message)
+        self._consider_answer(answer)
+        reference_ops = self.reference_side.ask(reference, "recording the reference's operations", message)["ops"]
+        self._consider(reference_op_findings(reference_ops, answer.get("ops", [])))
+
     def _measure(self, reference: Worker, candidate: Worker) -> None:
         """Time the candidate and each baseline column, alternating, over several rounds.
 
@@ -230,52 +247,57 @@ class _Evaluation:
         cached = side.cached_columns()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
         try:
-            cand_rounds: list[dict[str, Any]] = []
+            cand_rounds: list[TimedSeries] = []
             base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+            base_series: dict[str, list[TimedSeries]] = {}
             for index in range(rounds):
-                seeds, timed = self._candidate_round(candidate, rounds - index)
+                timed = self._candidate_round(reference, candidate, rounds - index, index)
                 cand_rounds.append(timed)
                 if index == rounds - 1:
-                    self._check_timed_call(reference, candidate)
                     candidate.assert_quiet()
                     candidate.close()
                 else:
                     candidate.pause()
+                self._check_round(reference, timed, index)
                 # A compiled column compiles (max-autotune: minutes) in its first round.
                 side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 with self._phase("baseline"):
-                    side.replay_round(workers, timed, seeds, base_rounds)
+                    side.replay_round(workers, timed, base_rounds, base_series, index)
                 candidate.resume()
         finally:
             for column, worker in workers.items():
                 if worker is not reference:
                     worker.close()
-        self._record_timings(cand_rounds, base_rounds, cached)
+        eager_calls = [c for series in base_series["eager"] for c in series.calls if c.kind == "timed"]
+        cand_calls = [c for series in cand_rounds for c in series.calls if c.kind == "timed"]
+        excess, findings = trusted_clock_findings(cand_calls, eager_calls, self.device)
+        self._consider(findings)
+        self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
+        self.record["timing"].update(excess)
 
-    def _candidate_round(self, candidate: Worker, rounds_left: int) -> tuple[SeedFeed, dict[str, Any]]:
-        """One round of the candidate's timed calls, with its share of the budget left."""
+    def _candidate_round(self, reference: Worker, candidate: Worker, rounds_left: int, index: int) -> TimedSeries:
+        """One round of the candidate's timed calls, with its share of the budget
+        left; a secret few of them saved for the reference to check."""
         left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
         if left <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
         rounds = max(1, self.timing_settings.rounds)
         budget = min(self.timing_settings.budget_seconds / rounds, left / rounds_left)
+        settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
-            seeds = SeedFeed()
-            answer = self._ask_candidate(candidate, "timing the solution", self._message("time", None, None, budget), seeds)
-            self._consider_answer(answer)
-            self._check_seed_accounting(answer["timing"], seeds)
-        return seeds, answer["timing"]
+            driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),
+                                           Checks(self.tmp, f"round{index}"), index)
+        return TimedSeries(driver.timing(self.device, driver.final), driver.calls)
 
-    def _check_timed_call(self, reference: Worker, candidate: Worker) -> None:
-        # The check call's seed exists only now: whatever the candidate learnt
-        # or precomputed during timing cannot include its inputs.
-        self.seeds["check"] = secrets.randbits(62)
+    def _check_round(self, reference: Worker, timed: TimedSeries, index: int) -> None:
+        """The reference checks the timed calls the judge picked in this round."""
         with self._phase("timing"):
-            comparison = self._compare_call(reference, candidate, "check", self.seeds["check"], "the checked call")
-        if not comparison.ok:
-            raise _Verdict(
-                "incorrect", f"timed-call-check: a timed call's output differs: {comparison.check}: {comparison.detail}"
-            )
+            for call in (c for c in timed.calls if c.saved is not None):
+                comparison = self._check_call(reference, call, f"checking timed call {call.index} of round {index}")
+                self.record["timed_checks"] = self.record.get("timed_checks", 0) + 1
+                if not comparison.ok:
+                    raise _Verdict("incorrect", f"timed-call-check: call {call.index} of timing round {index}: "
+                                   f"{comparison.check}: {comparison.detail}")
 
     def _record_timings(
         self,
@@ -284,8 +306,9 @@ class _Evaluation:
         cached: dict[str, CachedBaseline],
     ) -> None:
         candidate = pooled(cand_rounds)
-        self._check_timer(candidate.summary())
-        self._check_speed_of_light(candidate.median_ms)
+        self._consider(timer_findings(candidate.summary()))
+        self.record["speed_of_light_ms"], beyond = speed_of_light_findings(candidate.median_ms, self.reference_side.loaded)
+        self._consider(beyond)
         self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
         cand_samples = [r["samples_ms"] for r in cand_rounds]
         interval = functools.partial(speedup_interval, candidate_rounds=cand_samples,
@@ -319,31 +342,34 @@ class _Evaluation:
         for column, notes in self.reference_side.notes.items():
             self.record["baselines"][column]["not_used"] = notes
 
-    def _message(self, op: str, seed: int | None, path: Path | None, budget_seconds: float | None = None) -> dict[str, Any]:
-        return call_message(op, seed, path, self.timing_settings, budget_seconds)
-
-    def _compare_call(self, reference: Worker, candidate: Worker, op: str, seed: int, what: str) -> Comparison:
-        """The candidate answers and saves its output; then the reference computes
-        the expected output and compares, in its own process."""
-        cand_path = self.tmp / "candidate.pt"
-        ref_message = {**self._message(op, seed, None), "record_ops": True}
-        cand_message = {**self._message(op, seed, cand_path), "record_ops": True}
+    def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
+                         seeds: SeedFeed, checks: Checks, round_index: int | None = None) -> CallDriver:
+        """A series of the candidate's calls, driven from here (kbench.judge.calls)."""
+        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS)
         try:
-            cand_answer = self._ask_candidate(candidate, what, cand_message)
+            driver.final = self._ask_candidate(candidate, what, calls_message(settings, round_index), driver)
+        except ProtocolViolation as violation:
+            self._consider([violation.finding])
+            raise WorkerLost("protocol", violation.finding.text()) from violation
         except _Verdict as verdict:
-            if verdict.phase == "problem":
+            last = driver.open or (driver.calls[-1] if driver.calls else None)
+            if verdict.phase == "problem" and last is not None:
                 # The problem's own code failed in the candidate's process: if it
                 # fails in the reference's too, the problem is at fault.
-                self.reference_side.ask(reference, what, ref_message)
+                self.reference_side.ask(reference, what, {"op": "record", "seed": last.seed})
             raise
-        ref_message.update(
-            candidate_path=str(cand_path), candidate_devices=_devices(cand_answer), tolerance=self.problem.tolerance
-        )
-        self._consider_answer(cand_answer)
-        ref_answer = self.reference_side.ask(reference, what, ref_message)
-        self.record["tolerance"].update(ref_answer["tolerance"])
-        self._check_reference_ops(ref_answer.get("ops", []), cand_answer.get("ops", []))
-        return Comparison(**ref_answer["comparison"])
+        self._consider_answer(driver.final)
+        return driver
+
+    def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
+        """The reference checks a call the candidate saved: the file holds what the
+        call reported, the inputs are as drawn, the output is right."""
+        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what)
+        self.record["tolerance"].update(answer["tolerance"])
+        if answer.get("inputs_changed"):
+            self._consider([Finding("input-mutated", "the inputs after the call are not those its seed draws "
+                                    "(changed during forward, or before it)")])
+        return Comparison(**answer["comparison"])
 
     # --- the guard's judge-side rules -------------------------------------
     def _consider(self, findings: list[Finding]) -> None:
@@ -364,45 +390,11 @@ class _Evaluation:
             raise WorkerLost("protocol", "malformed findings in the candidate's answer")
         self._consider([Finding(str(f.get("rule")), str(f.get("message"))) for f in reported if isinstance(f, dict)])
 
-    def _check_reference_ops(self, reference_ops: list[str], candidate_ops: list[str]) -> None:
-        needed = compute_ops(reference_ops)
-        if needed and needed <= compute_ops(candidate_ops):
-            self._consider([Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")])
-
-    def _check_seed_accounting(self, timing: dict[str, Any], seeds: SeedFeed) -> None:
-        """One seed per call: a worker that took more pulled future inputs to precompute them."""
-        calls = int(timing["count"]) + int(timing["warmup_calls"])
-        if len(seeds.given) != calls:
-            self._consider([Finding(
-                "input-feed", f"{len(seeds.given)} input seeds were asked for during {calls} timed and warm-up calls"
-            )])
-
-    def _check_timer(self, timing: dict[str, Any]) -> None:
-        """Events time one stream; the host clock around a device-wide sync sees them all."""
-        events, host = timing["median_ms"], timing["host_median_ms"]
-        if timing["clock"] == "cuda-events" and host > TIMER_RATIO * events + TIMER_SLACK_MS:
-            self._consider([Finding(
-                "timer-mismatch",
-                f"the host clock saw {host:.4g} ms per call where the CUDA events saw {events:.4g} ms",
-            )])
-
-    def _check_speed_of_light(self, candidate_ms: float) -> None:
-        loaded = self.reference_side.loaded
-        work = loaded.get("work", {})
-        limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"))
-        self.record["speed_of_light_ms"] = limit
-        if limit is not None and candidate_ms < limit:
-            self._consider([Finding(
-                "speed-of-light",
-                f"{candidate_ms:.4g} ms is faster than the {limit:.4g} ms this GPU needs for the problem's "
-                f"{work.get('flops') or 0:.3g} FLOP and {work.get('bytes') or 0:.3g} bytes",
-            )])
-
     def _ask_candidate(
-        self, candidate: Worker, what: str, message: dict[str, Any] | None = None, seeds: SeedFeed | None = None
+        self, candidate: Worker, what: str, message: dict[str, Any] | None = None, orders: CallDriver | None = None
     ) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
-        answer = candidate.request(message, self.deadline, what, seeds)
+        answer = candidate.request(message, self.deadline, what, orders)
         if not answer["ok"]:
             phase = answer.get("phase")
             status = PHASE_STATUS.get(phase, "runtime_error")
@@ -479,10 +471,3 @@ def _fields(comparison: Comparison) -> dict[str, Any]:
         "max_abs_error": comparison.max_abs_error,
         "max_rel_error": comparison.max_rel_error,
     }
-
-
-def _devices(answer: dict[str, Any]) -> dict[str, str]:
-    devices = answer.get("devices")
-    if not isinstance(devices, dict):
-        raise WorkerLost("protocol", "the candidate's answer lists no output devices")
-    return {str(k): str(v) for k, v in devices.items()}

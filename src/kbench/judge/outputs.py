@@ -1,14 +1,20 @@
-"""Outputs between workers: a candidate saves its output, the reference compares with it.
+"""Outputs between workers: a candidate saves a call, the reference checks it.
 
-A candidate's output is saved as a ``torch.save`` file of plain tensors (moved
-to the CPU, subclasses stripped), with each tensor's original device beside
-it; the reference loads it with ``weights_only=True`` (never unpickling
-arbitrary objects) and compares on its own device, so the expected output
-never leaves the reference's process.
+Right after every call a worker reports fingerprints of its output and of its
+inputs as they are after the call (``fingerprint``), before it can know
+whether the judge will ask for that call. When asked, it saves the output as a
+``torch.save`` file of plain tensors (moved to the CPU, subclasses stripped),
+with each tensor's original device beside it. The reference loads the file
+with ``weights_only=True`` (never unpickling arbitrary objects), checks it
+holds what was fingerprinted (nothing computed after the call can pass), that
+the inputs' fingerprint is that of the inputs it draws from the same seed,
+and compares the output on its own device, so the expected output never
+leaves the reference's process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import asdict
@@ -21,8 +27,11 @@ from kbench.judge.compare import Comparison, compare_outputs, dtype_name, leaves
 from kbench.judge.failure import Failure, phase
 
 
-def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    """Compare ``expected`` (here) with the candidate's saved output, on this device."""
+def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Check the candidate's saved call against ``expected`` (computed here, from
+    inputs whose fingerprint as drawn is ``drawn_inputs``): the file holds what
+    the call reported, its inputs were left as drawn, the output matches. On
+    this device."""
     expected_devices = describe_devices(expected)
     path = Path(msg["candidate_path"])
     tolerances = {
@@ -30,16 +39,79 @@ def compare_with_saved(expected: Any, msg: dict[str, Any], device: torch.device)
         for _, leaf in leaves(expected)[0]
         if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex())
     }
+    reported = msg["fingerprint"]
+    inputs_changed = drawn_inputs != reported.get("inputs")
     try:
         with _candidate_file(path) as stream:
             actual = torch.load(stream, map_location=device, weights_only=True)
+        saved = fingerprint(actual)
     except Exception as exc:  # whatever the candidate wrote, it is not a readable output
         result = Comparison(False, "output", f"the output could not be read back ({type(exc).__name__}: {exc})")
     else:
-        result = compare_outputs(expected, actual, expected_devices, msg["candidate_devices"], msg["tolerance"])
+        if saved != reported.get("output"):
+            result = Comparison(False, "saved-output", "the saved output is not the one the call reported "
+                                "when it returned (computed or changed afterwards)")
+        else:
+            result = compare_outputs(expected, actual, expected_devices, msg["candidate_devices"], msg["tolerance"])
     finally:
         path.unlink(missing_ok=True)
-    return {"comparison": asdict(result), "tolerance": tolerances}
+    return {"comparison": asdict(result), "tolerance": tolerances, "inputs_changed": inputs_changed}
+
+
+def fingerprint(value: Any, where: str = "output") -> str:
+    """A digest of a call's output (or of its inputs as they are after it),
+    reported right after the call, before the worker can know whether the judge
+    will ask for it.
+
+    Per tensor: dtype, shape and two 64-bit sums over its bytes read as
+    integer words: of the words, and of the words weighted by their position
+    (so a permutation, or a transpose written out in the wrong order, changes
+    it too). Integer sums wrap the same way on any device and in any order, so
+    the reference recomputes them exactly, from the saved file or from the
+    inputs it draws itself. Not a cryptographic hash: it makes changing an
+    output after its call, to one that passes, require knowing the right
+    output at the call already (and then the call could have returned it).
+    Two reading passes over each tensor, no large temporaries: on a GPU,
+    about a millisecond for 4 GiB (docs/guard.md).
+    """
+    parts = []
+    for path, leaf in leaves(value, where)[0]:
+        if isinstance(leaf, torch.Tensor):
+            parts.append(f"{path}:{_tensor_digest(leaf)}")
+        elif leaf is None or isinstance(leaf, (bool, int, float, complex, str)):
+            parts.append(f"{path}:{type(leaf).__name__}:{leaf!r}")
+        else:
+            raise Failure("output", f"{path} is a {type(leaf).__name__}, not a tensor")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+FINGERPRINT_ROW_WORDS = 4096
+
+
+def _tensor_digest(tensor: torch.Tensor) -> str:
+    plain = tensor.detach()
+    if type(plain) is not torch.Tensor:
+        plain = plain.as_subclass(torch.Tensor)
+    raw = plain.contiguous().reshape(-1).view(torch.uint8)
+    width = next(d for d in (torch.int32, torch.int16, torch.uint8) if raw.numel() % d.itemsize == 0)
+    words = raw.view(width)
+    # Words as rows of R: sum of w * (position + 1) = R * sum(row index * row sum) + sum((column + 1) * column sum).
+    whole = words.numel() - words.numel() % FINGERPRINT_ROW_WORDS
+    rows = words[:whole].view(-1, FINGERPRINT_ROW_WORDS)
+    tail = words[whole:]
+    row_sums = rows.sum(dim=1, dtype=torch.int64)
+    column_sums = rows.sum(dim=0, dtype=torch.int64)
+    tail_sum = tail.sum(dtype=torch.int64)
+    int64 = {"dtype": torch.int64, "device": words.device}
+    totals = torch.stack([
+        row_sums.sum() + tail_sum,
+        (row_sums * torch.arange(rows.shape[0], **int64)).sum(),
+        (column_sums * torch.arange(1, FINGERPRINT_ROW_WORDS + 1, **int64)).sum(),
+        (tail.to(torch.int64) * torch.arange(whole + 1, words.numel() + 1, **int64)).sum(),
+    ]).tolist()
+    plain_sum, by_row, by_column, tail_weighted = totals
+    weighted = (FINGERPRINT_ROW_WORDS * by_row + by_column + tail_weighted) % (1 << 64)
+    return f"{plain.dtype}{tuple(plain.shape)}[{plain_sum}, {weighted}]"
 
 
 def _candidate_file(path: Path) -> BinaryIO:

@@ -134,6 +134,7 @@ class Worker:
         self.sandboxed = sandbox is not None
         self.memory_limit = memory_limit_bytes or default_memory_limit()
         self.peak_rss = 0
+        self._memory_checked_at = 0.0
         self.output = OutputTail()
         self._buffer = b""
         self._reader = threading.Thread(target=self._drain_output, daemon=True)
@@ -165,7 +166,8 @@ class Worker:
                 self._buffer += chunk
                 if len(self._buffer) > MAX_ANSWER_BYTES:
                     raise WorkerLost("protocol", f"oversized answer while {what}")
-            self._check_memory(what)
+            if time.monotonic() - self._memory_checked_at >= POLL_SECONDS:  # not on every call's report
+                self._check_memory(what)
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             answer = json.loads(line)
@@ -184,22 +186,27 @@ class Worker:
             raise WorkerLost("forged", "an answer arrived that the judge did not ask for")
 
     def request(
-        self, message: dict[str, Any] | None, deadline: float, what: str, next_seed: Callable[[], int] | None = None
+        self, message: dict[str, Any] | None, deadline: float, what: str,
+        orders: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Send a command (none: it was sent already) and wait for its answer.
-        While it runs, the worker may ask for seeds (timed calls get each input
-        seed only when due): those come from ``next_seed``."""
+        While it runs, the worker may ask for orders (``calls``: each call's
+        seed comes only when it is due): ``orders`` answers them (a
+        ``calls.CallDriver``), and until it has said stop, no answer is final."""
         if message is not None:
             self.send(message)
         while True:
             answer = self.receive(deadline, what)
-            if answer.get("need") != "seed":
+            if "need" not in answer:
+                if answer["ok"] and orders is not None and not getattr(orders, "finished", True):
+                    raise WorkerLost("forged", f"an answer arrived before the judge said stop while {what}")
                 return answer
-            if next_seed is None:
-                raise WorkerLost("protocol", f"asked for a seed while {what}")
-            self.send({"seed": next_seed()})
+            if orders is None:
+                raise WorkerLost("protocol", f"asked for an order while {what}")
+            self.send(orders(answer))
 
     def _check_memory(self, what: str) -> None:
+        self._memory_checked_at = time.monotonic()
         try:
             root = psutil.Process(self.process.pid)
             rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from kbench.judge.baselines import (
     default_cache_path,
     driver_version,
 )
+from kbench.judge.calls import Call, CallDriver
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
@@ -49,20 +50,11 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
     }
 
 
-def call_message(
-    op: str, seed: int | None, path: Path | None, timing: TimingSettings, budget_seconds: float | None = None
-) -> dict[str, Any]:
-    """A ``run``/``time``/``check`` command; with ``path`` the output is saved there.
-    (``time`` takes no seed: its calls' seeds are handed out one at a time.)"""
-    message = {
-        "op": op,
-        "seed": seed,
-        "settings": asdict(timing),
-        "budget_seconds": budget_seconds or timing.budget_seconds,
-    }
-    if path is not None:
-        message["path"] = str(path)
-    return message
+def calls_message(timing: TimingSettings, round_index: int | None = None) -> dict[str, Any]:
+    """A ``calls`` command: the worker makes calls as the judge orders them
+    (kbench.judge.calls); a timing round's index places its buffers
+    (``TimingSettings.new_placement_per_round``) alike in every worker."""
+    return {"op": "calls", "settings": asdict(timing), "round": round_index}
 
 
 def time_reference(
@@ -84,18 +76,19 @@ def time_reference(
     size = resolve_size(size, device)
     deadline = time.monotonic() + REFERENCE_TIMEOUT
     seed = secrets.randbits(62)
+    driver = CallDriver(timing, SeedFeed())
     with Worker(worker_env(device)) as reference:
-        for message, what in [
-            ({**load_message(problem, device, size, seed, dtype), "role": "reference"}, "loading the problem"),
-            (call_message("time", None, None, timing), "timing the eager reference"),
+        for message, what, orders in [
+            ({**load_message(problem, device, size, seed, dtype), "role": "reference"}, "loading the problem", None),
+            (calls_message(timing), "timing the eager reference", driver),
         ]:
             try:
-                answer = reference.request(message, deadline, what, SeedFeed())
+                answer = reference.request(message, deadline, what, orders)
             except WorkerLost as lost:
                 raise reference_failure(problem, what, lost.detail, reference) from lost
             if not answer["ok"]:
                 raise reference_failure(problem, what, str(answer.get("error")), reference)
-    return answer["timing"]
+    return driver.timing(device, answer).to_dict()
 
 
 def reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
@@ -138,12 +131,11 @@ def measure_baselines(
         compiled = side.column_workers(list(wanted))  # eager's is the one above
         workers.update(compiled)
         rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
-        eager_round = call_message("time", None, None, timing, timing.budget_seconds / max(1, timing.rounds))
-        for _ in range(max(1, timing.rounds)):
-            seeds = SeedFeed()
-            first = side.ask(eager, "timing the eager baseline", eager_round, seeds)
-            rounds["eager"].append(first["timing"])
-            side.replay_round(compiled, first["timing"], seeds, rounds)
+        eager_round = replace(timing, budget_seconds=timing.budget_seconds / max(1, timing.rounds))
+        for index in range(max(1, timing.rounds)):
+            first = side.time(eager, "eager", eager_round, SeedFeed(), index)
+            rounds["eager"].append(first.timing.to_dict())
+            side.replay_round(compiled, first, rounds, round_index=index)
     finally:
         for worker in workers.values():
             worker.close()
@@ -174,6 +166,14 @@ class SeedFeed:
         return seed
 
 
+@dataclass
+class TimedSeries:
+    """One worker's series of timed calls: the distribution, and each call as the judge saw it."""
+
+    timing: Timing
+    calls: list[Call]
+
+
 class ReferenceSide:
     """The reference's side of a measurement: its workers, its deadline, and the
     baseline columns with their cache.
@@ -202,10 +202,10 @@ class ReferenceSide:
         return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype)
 
     def ask(self, reference: Worker, what: str, message: dict[str, Any] | None = None,
-            seeds: SeedFeed | None = None) -> dict[str, Any]:
+            orders: CallDriver | None = None) -> dict[str, Any]:
         """The reference's answer; any failure there is the problem's, not the candidate's."""
         try:
-            answer = reference.request(message, self.deadline, what, seeds)
+            answer = reference.request(message, self.deadline, what, orders)
         except WorkerLost as lost:
             raise reference_failure(self.problem, what, lost.detail, reference) from lost
         if not answer["ok"]:
@@ -232,22 +232,38 @@ class ReferenceSide:
             raise
         return workers
 
-    def replay_round(
-        self, workers: dict[str, Worker], timed: dict[str, Any], seeds: SeedFeed, rounds: dict[str, list[dict[str, Any]]]
-    ) -> None:
+    def time(self, worker: Worker, column: str, settings: TimingSettings, seeds: SeedFeed,
+             round_index: int | None = None) -> TimedSeries:
+        """One series of timed calls of a reference worker, driven from here."""
+        driver = CallDriver(settings, seeds)
+        answer = self.ask(worker, f"timing the {column} baseline", calls_message(settings, round_index), driver)
+        return TimedSeries(driver.timing(self.device, answer), driver.calls)
+
+    def replay_round(self, workers: dict[str, Worker], timed: TimedSeries, rounds: dict[str, list[dict[str, Any]]],
+                     series: dict[str, list[TimedSeries]] | None = None, round_index: int | None = None) -> None:
         """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
         settings = replace(
             self.timing,
-            warmup_calls=int(timed["warmup_calls"]),
+            warmup_calls=timed.timing.warmup_calls,
             warmup_seconds=0.0,
-            min_calls=int(timed["count"]),
-            max_calls=int(timed["count"]),
+            min_calls=timed.timing.count,
+            max_calls=timed.timing.count,
             target_rel_error=0.0,
+            budget_seconds=REFERENCE_TIMEOUT,
         )
-        message = call_message("time", None, None, settings, REFERENCE_TIMEOUT)
         for column, worker in workers.items():
-            answer = self.ask(worker, f"timing the {column} baseline", message, SeedFeed(replay=seeds.given))
-            rounds[column].append(answer["timing"])
+            measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in timed.calls]), round_index)
+            rounds[column].append(measured.timing.to_dict())
+            if series is not None:
+                series.setdefault(column, []).append(measured)
+
+    def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
+        """The reference's check of a call the candidate saved (kbench.judge.outputs.check_saved_call)."""
+        message = {
+            "op": "compare", "seed": call.seed, "candidate_path": str(call.saved),
+            "candidate_devices": call.devices or {}, "fingerprint": call.fingerprint, "tolerance": tolerance,
+        }
+        return self.ask(reference, what, message)
 
     def environment(self) -> Environment:
         return Environment(

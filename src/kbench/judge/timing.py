@@ -74,13 +74,16 @@ class Timing:
     samples_ms: list[float] = field(default_factory=list)
     host_samples_ms: list[float] = field(default_factory=list)
     overhead_ms: float | None = None  # the clock around an empty call: reported, not subtracted
+    # The judge's own clock from handing out each timed call's seed to its report (kbench.judge.calls)
+    judge_median_ms: float | None = None
+    judge_samples_ms: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def summary(self) -> dict[str, Any]:
         """The distribution without its raw samples (what verdicts keep)."""
-        return {k: v for k, v in asdict(self).items() if k not in ("samples_ms", "host_samples_ms")}
+        return {k: v for k, v in asdict(self).items() if not k.endswith("samples_ms")}
 
 
 def summarize(
@@ -91,6 +94,7 @@ def summarize(
     stop_reason: str,
     settings: dict[str, Any],
     overhead_ms: float | None = None,
+    judge_samples: list[float] | None = None,
 ) -> Timing:
     ordered = sorted(samples)
     quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
@@ -112,6 +116,8 @@ def summarize(
         samples_ms=list(samples),
         host_samples_ms=list(host_samples),
         overhead_ms=overhead_ms,
+        judge_median_ms=statistics.median(judge_samples) if judge_samples else None,
+        judge_samples_ms=list(judge_samples or []),
     )
 
 
@@ -125,6 +131,7 @@ def pooled(rounds: list[dict[str, Any]]) -> Timing:
         f"{len(rounds)} rounds",
         rounds[0]["settings"],
         rounds[0].get("overhead_ms"),
+        [x for r in rounds for x in r.get("judge_samples_ms", [])],
     )
 
 
@@ -248,6 +255,82 @@ class Clock:
         return start.elapsed_time(end), (t1 - t0) / 1e6, result
 
 
+class TimedCall:
+    """One call the protocol's way: inputs staged, the L2 flushed, everything
+    synchronised, the call clocked. Every call a worker makes for the judge
+    (trial, timed or checked) is one of these: nothing tells them apart."""
+
+    def __init__(self, forward: Callable[..., Any], device: torch.device,
+                 stage: Callable[[list[Any]], Callable[[], Any]] | None = None):
+        self.clock = Clock(device)
+        self.flush = CacheFlusher(device)
+        self.stage = stage or (lambda args: functools.partial(forward, *args))
+        self.overhead_ms = statistics.median(self.clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
+
+    def __call__(self, args: list[Any]) -> tuple[float, float, Any]:
+        """(clock ms, host ms, output) of one call on ``args``."""
+        call = self.stage(args)
+        self.flush()
+        return self.clock.time_call(call)
+
+
+class StopRule:
+    """The protocol's counting: warm-up calls until compilation and autotuning
+    are out of the way, then timed calls until the median is stable, the budget
+    is spent or the cap is reached.
+
+    Kept by whoever drives the calls: the judge's process for a worker (so a
+    candidate cannot decide how often, or which of its calls, are counted),
+    ``measure`` in-process for the audit and benchmarks.
+    """
+
+    def __init__(self, settings: TimingSettings, deadline: float | None = None):
+        self.settings = settings
+        self.warmup_start = time.monotonic()
+        self.budget_end = self.warmup_start + settings.budget_seconds
+        if deadline is not None:
+            self.budget_end = min(self.budget_end, deadline)
+        self.warmup_calls = 0
+        self.samples: list[float] = []
+        self.host_samples: list[float] = []
+        self.stop_reason = "max_calls"
+        self._warming = True
+
+    def next_call(self) -> str | None:
+        """``"warmup"`` or ``"timed"`` for the next call; None when enough are measured."""
+        settings = self.settings
+        if self._warming:
+            now = time.monotonic()
+            if self.warmup_calls < settings.warmup_calls or (
+                now - self.warmup_start < settings.warmup_seconds and now < self.budget_end
+            ):
+                return "warmup"
+            self._warming = False
+        count = len(self.samples)
+        if count >= settings.max_calls:
+            self.stop_reason = "max_calls"
+            return None
+        if count >= settings.min_calls:
+            if median_rel_error(self.samples) <= settings.target_rel_error:
+                self.stop_reason = "stable"
+                return None
+            if time.monotonic() >= self.budget_end:
+                self.stop_reason = "budget"
+                return None
+        return "timed"
+
+    def record(self, kind: str, clock_ms: float, host_ms: float) -> None:
+        if kind == "warmup":
+            self.warmup_calls += 1
+        else:
+            self.samples.append(clock_ms)
+            self.host_samples.append(host_ms)
+
+    def timing(self, clock: str, overhead_ms: float | None, judge_samples: list[float] | None = None) -> Timing:
+        return summarize(clock, self.samples, self.host_samples, self.warmup_calls, self.stop_reason,
+                         asdict(self.settings), overhead_ms, judge_samples)
+
+
 def measure(
     forward: Callable[..., Any],
     inputs: FreshInputs,
@@ -256,53 +339,21 @@ def measure(
     deadline: float | None = None,
     stage: Callable[[list[Any]], Callable[[], Any]] | None = None,
 ) -> Timing:
-    """Run the protocol on ``forward`` and return the distribution it saw.
+    """Run the protocol on ``forward`` in this process and return the distribution it saw.
 
     ``deadline`` (a ``time.monotonic()`` value) cuts the budget short so the
     measurement ends inside the caller's overall time limit. ``stage`` turns
     one call's inputs into the call to time, before the L2 flush and outside
     the timed region (``GraphedCall.stage``: copy into the graph's inputs);
-    by default the call is ``forward(*inputs)``.
+    by default the call is ``forward(*inputs)``. (The judge drives a worker's
+    calls from its own process instead: kbench.judge.calls.)
     """
-    clock = Clock(device)
-    flush = CacheFlusher(device)
-    overhead_ms = statistics.median(clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
-    stage = stage or (lambda args: functools.partial(forward, *args))
-
-    def one_call() -> tuple[float, float]:
-        call = stage(inputs.next())
-        flush()
-        clock_ms, host_ms, _ = clock.time_call(call)
-        return clock_ms, host_ms
-
-    budget_end = time.monotonic() + settings.budget_seconds
-    if deadline is not None:
-        budget_end = min(budget_end, deadline)
-
-    warmup_calls, warmup_start = 0, time.monotonic()
-    while warmup_calls < settings.warmup_calls or (
-        time.monotonic() - warmup_start < settings.warmup_seconds
-        and time.monotonic() < budget_end
-    ):
-        one_call()
-        warmup_calls += 1
-
-    samples: list[float] = []
-    host_samples: list[float] = []
-    stop_reason = "max_calls"
-    while len(samples) < settings.max_calls:
-        clock_ms, host_ms = one_call()
-        samples.append(clock_ms)
-        host_samples.append(host_ms)
-        if len(samples) >= settings.min_calls:
-            if median_rel_error(samples) <= settings.target_rel_error:
-                stop_reason = "stable"
-                break
-            if time.monotonic() >= budget_end:
-                stop_reason = "budget"
-                break
-
-    return summarize(clock.name, samples, host_samples, warmup_calls, stop_reason, asdict(settings), overhead_ms)
+    call = TimedCall(forward, device, stage)
+    rule = StopRule(settings, deadline)
+    while (kind := rule.next_call()) is not None:
+        clock_ms, host_ms = call(inputs.next())[:2]
+        rule.record(kind, clock_ms, host_ms)
+    return rule.timing(call.clock.name, call.overhead_ms)
 
 
 PLACEMENT_STEP_BYTES = 2 << 20  # the caching allocator's rounding of large blocks

@@ -3,11 +3,8 @@
 A worker plays one role: ``reference`` (the problem's ``Model``) or
 ``candidate`` (a solution's ``ModelNew``); the two never share a process. It
 reads one JSON command per line from a private pipe and answers one JSON line
-on another. A candidate saves its outputs as ``torch.save`` files; the
-reference computes the expected output, loads the candidate's file with
-``weights_only=True`` (never unpickling arbitrary objects) and compares on its
-own device, so expected outputs never leave the reference's process. The
-worker only reports what it saw; the judge decides.
+on another. The worker only reports what it saw; the judge decides, and
+believes of a candidate's reports only what another process confirms.
 
 Commands:
 - ``load``: import the problem (and for a candidate, the solution, with the
@@ -15,13 +12,15 @@ Commands:
   ``get_init_inputs()`` under the shared init seed, on the device;
 - ``build``: only import the solution (warms the extension cache);
 - ``resize``: the problem at another size and a new model for it;
-- ``run``: draw inputs from a seed, call forward once; a candidate saves the
-  output (``path``), the reference compares with the candidate's file
-  (``candidate_path``);
-- ``time``: the timing protocol; each call's input seed is asked of the judge
-  when the call is due;
-- ``check``: one call shaped like a timed one, on inputs from a fresh seed,
-  saved or compared like ``run``;
+- ``calls``: a series of calls driven by the judge (kbench.judge.calls): for
+  each, the worker asks for the next order: a seed (draw the inputs, make one
+  ``timing.TimedCall``, report its times and the fingerprint of its output and
+  inputs), ``save`` (write the last call to a file) or ``stop``. Trials, timed
+  calls and checked calls are all made this way;
+- ``record``: one call, neither timed nor checked, with the aten operations
+  recorded and (candidate) the runtime guard watching it;
+- ``compare`` (reference): check a candidate's saved call against the
+  reference's output for the same seed (kbench.judge.outputs);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 
 Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
@@ -48,7 +47,7 @@ from kbench.core.versions import package_version
 from kbench.judge import baselines, problem_checks, state, timing
 from kbench.judge.failure import Failure, phase
 from kbench.judge.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
-from kbench.judge.outputs import compare_with_saved, save_output
+from kbench.judge.outputs import check_saved_call, fingerprint, save_output
 from kbench.suite.problem import Problem, import_problem
 
 _os_write = os.write
@@ -74,7 +73,6 @@ class Session:
         # settings.cuda_graph: captured (or, for a graphed column, its inputs fixed) at the first timed call
         self.graphed: timing.GraphedCall | timing.StaticInputs | None = None
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
-        self.rounds_timed = 0
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
 
     @property
@@ -168,28 +166,11 @@ class Session:
             self._sync()
             return out
 
-    def watched_forward(self, args: list[Any], record_ops: bool = False) -> tuple[Any, dict[str, Any]]:
-        """A forward call with the guard watching (candidate) and, if asked,
-        the aten operations it executes recorded (both roles)."""
-        watch = CallWatch(self.guard, args, self.model) if self.guard else None
-        report: dict[str, Any] = {}
-        if record_ops:
-            with OpRecorder() as recorder:
-                out = self.forward(args)
-            report["ops"] = sorted(recorder.ops)
-        else:
-            out = self.forward(args)
-        report["findings"] = self._findings(watch.findings(out) if watch else [])
-        return out, report
-
-    def run(self, msg: dict[str, Any]) -> dict[str, Any]:
-        out, report = self.watched_forward(self.inputs(msg["seed"]), msg.get("record_ops", False))
-        return {**self._answer(out, msg), **report}
-
-    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
-        fresh = timing.FreshInputs(self.inputs, self._seed_from_judge)
+    def calls(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Calls as the judge orders them, each one ``timing.TimedCall`` on the
+        inputs of the seed it sends, whatever the call is for. The last call's
+        output and inputs are kept (and can be saved) only until the next order."""
         settings = timing.TimingSettings(**msg["settings"])
-        deadline = time.monotonic() + msg["budget_seconds"]
         with phase("forward"):
             if settings.cuda_graph and self.graphed is None:
                 if self.column in baselines.GRAPHED_COLUMNS:  # CUDA graphs already: only their inputs are fixed
@@ -197,60 +178,72 @@ class Session:
                 else:
                     recorder = self.captured_ops if self.guard else None
                     self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
-            if settings.new_placement_per_round:
+            if settings.new_placement_per_round and msg.get("round") is not None:
                 self.spacer = None
-                self.spacer = timing.new_placement(self.device, self.rounds_timed)
-            self.rounds_timed += 1
-            stage = self.graphed.stage if self.graphed else None
-            measured = timing.measure(self.timed, fresh, self.device, settings, deadline, stage)
+                self.spacer = timing.new_placement(self.device, int(msg["round"]))
+            call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None)
+        last: Any = None
+        report: dict[str, Any] = {"ok": True, "need": "order"}
+        while True:
+            order = self._order_from_judge(report)
+            if "save" in order:
+                report = {"ok": True, "need": "order", "saved": save_output(last, Path(order["save"]))}
+                continue
+            last = None  # the judge asks for a call's output before the next call, or never
+            if "seed" not in order:
+                break
+            report, last = self._one_call(call, int(order["seed"]))
+        self._release_cached_memory()
         findings = self.guard.state_findings() if self.guard else []
-        return {"ok": True, "timing": measured.to_dict(), "findings": self._findings(findings)}
+        return {"ok": True, "clock": call.clock.name, "overhead_ms": call.overhead_ms,
+                "findings": self._findings(findings)}
 
-    def check(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """The call after the timed ones, shaped like them (fresh inputs, L2
-        flush, synchronisation), on inputs from a seed sent only now."""
-        args = self.inputs(msg["seed"])
-        if self.graphed is not None and self.guard is not None:
-            return self._check_graph_replay(args, msg)
-        timing.CacheFlusher(self.device)()
-        out, report = self.watched_forward(args, msg.get("record_ops", False))
-        return {**self._answer(out, msg), **report}
-
-    def _check_graph_replay(self, args: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
-        """The checked call of a candidate timed as a CUDA graph is a replay of
-        that graph on the new inputs: what was timed is what is checked, and the
-        operations reported are those recorded while it was captured."""
+    def _one_call(self, call: timing.TimedCall, seed: int) -> tuple[dict[str, Any], Any]:
+        args = self.inputs(seed)
         with phase("forward"):
-            call = self.graphed.stage(args)
-            timing.CacheFlusher(self.device)()
-            watch = CallWatch(self.guard, self.graphed.static_args, self.model)
-            out = call()
-            self._sync()
-        report: dict[str, Any] = {"findings": self._findings(watch.findings(out))}
-        if msg.get("record_ops"):
-            report["ops"] = sorted(self.captured_ops.ops)
-        return {**self._answer(out, msg), **report}
+            clock_ms, host_ms, out = call(args)
+        with phase("output"):
+            digests = {"output": fingerprint(out), "inputs": fingerprint(args, "inputs")}
+        return {"ok": True, "need": "order", "done": {"clock_ms": clock_ms, "host_ms": host_ms, **digests}}, out
 
-    def _answer(self, out: Any, msg: dict[str, Any]) -> dict[str, Any]:
-        """A candidate saves its output for the reference; the reference compares with it.
+    def record(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """One call apart from the judged ones, with its aten operations recorded
+        and (candidate) the runtime guard watching inputs, random state and
+        outputs. Under CUDA-graph timing a candidate reports the operations of
+        its captured graph, which is what its timed calls replay."""
+        args = self.inputs(msg["seed"])
+        watch = CallWatch(self.guard, args, self.model) if self.guard else None
+        with OpRecorder() as recorder:
+            out = self.forward(args)
+        ops = self.captured_ops.ops if self.guard and self.graphed is not None else recorder.ops
+        return {"ok": True, "ops": sorted(ops), "findings": self._findings(watch.findings(out) if watch else [])}
 
-        The expected output stays in the reference's memory, on its device: it
-        is never written anywhere a candidate could read it.
-        """
-        if "path" in msg:
-            return {"ok": True, "devices": save_output(out, Path(msg["path"]))}
-        if "candidate_path" in msg:
-            return {"ok": True, **compare_with_saved(out, msg, self.device)}
-        return {"ok": True}
+    def compare(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """(Reference) the expected output for the call's seed, and the
+        candidate's saved call checked against it, here."""
+        args = self.inputs(msg["seed"])
+        drawn = fingerprint(args, "inputs")  # before the reference's own forward could change them
+        out = self.forward(args)
+        checked = check_saved_call(out, drawn, msg, self.device)
+        del args, out
+        self._release_cached_memory()
+        return {"ok": True, **checked}
 
-    def _seed_from_judge(self) -> int:
-        """Ask the judge for the next timed call's seed, and wait for it."""
-        _write_all(self.answers_fd, b'{"ok": true, "need": "seed"}\n')
-        return int(json.loads(self.commands.readline())["seed"])
+    def _order_from_judge(self, report: dict[str, Any]) -> dict[str, Any]:
+        """Report, and wait for the judge's next order."""
+        _write_all(self.answers_fd, (json.dumps(report) + "\n").encode())
+        return json.loads(self.commands.readline())
 
     @staticmethod
     def _findings(findings: list[Any]) -> list[dict[str, Any]]:
         return [asdict(f) for f in findings]
+
+    def _release_cached_memory(self) -> None:
+        """Hand the device memory this worker no longer uses back, for the worker
+        that runs next (one process is stopped while another computes)."""
+        if self.device.type == "cuda":
+            self._sync()
+            torch.cuda.empty_cache()
 
     def _sync(self) -> None:
         if self.device.type == "cuda":
@@ -348,9 +341,9 @@ def main(argv: list[str]) -> None:
         "load": session.load,
         "build": session.build,
         "resize": session.resize,
-        "run": session.run,
-        "time": session.time,
-        "check": session.check,
+        "calls": session.calls,
+        "record": session.record,
+        "compare": session.compare,
         "audit": lambda msg: problem_checks.audit_in_worker(session, msg),
     }
     for line in commands:

@@ -17,7 +17,7 @@ RULES: dict[str, str] = {
     "torch-compile": "torch.compile, torch.jit, dynamo or inductor used instead of a kernel",
     "fallback": "a try/except inside the model's code whose handler computes with PyTorch or returns",
     "no-kernel": "no Triton kernel and no C++/CUDA extension: the solution is plain PyTorch",
-    "introspection": "gc, frames or tracebacks used to look around the process",
+    "introspection": "gc, frames, tracebacks, reference counts or profile/trace hooks used to look around the process",
     "process-exit": "the solution exits, kills or signals a process",
     "raw-io": "raw file-descriptor I/O or /proc access (the results channel lives there)",
     "threads": "threads, processes or executors started by the solution",
@@ -34,8 +34,9 @@ RULES: dict[str, str] = {
     "input-mutated": "forward changed an input",
     "timer-mismatch": "the host clock saw much more time than the CUDA events (work hidden from the timer)",
     "speed-of-light": "faster than the problem's operation and byte counts allow on this GPU",
-    "timed-call-check": "the output of a timed call, on inputs it could not predict, is wrong",
-    "input-feed": "more input seeds asked for than calls made (future inputs pulled to precompute outputs)",
+    "timed-call-check": "a timed call the judge picked in secret after it ran has a wrong output",
+    "input-feed": "the inputs of another call asked for before this one was reported (to precompute outputs)",
+    "trusted-clock": "the judge's own clock saw more time per call than the candidate reported, beyond eager's excess",
     "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
@@ -62,6 +63,7 @@ INTEGRITY = {
     "timed-call-check",
     "other-size",
     "input-feed",
+    "trusted-clock",
     "results-channel",
 }
 

@@ -24,7 +24,9 @@ KERNEL_CALLS = (
     "cupy.RawModule",
 )
 INTROSPECTION = ("gc.", "sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
-                 "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "traceback.walk_stack")
+                 "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "traceback.walk_stack",
+                 "sys.setprofile", "sys.settrace", "sys.monitoring", "threading.setprofile", "threading.settrace",
+                 "sys.getrefcount")
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")

@@ -1,0 +1,213 @@
+"""The judge's half of a worker's calls: it hands out each call's seed, keeps
+its own clock, counts the calls, and secretly picks which ones to check.
+
+A worker makes every call the same way (``worker.Session.calls``); what a call
+is for lives only here, in the judge's process. For each call the judge sends
+a seed (the inputs exist nowhere before that), stamps its own monotonic clock,
+and stamps it again when the worker reports the call done, with its clock's
+reading and the fingerprint of its output and inputs. Only then does the
+judge say whether it wants that call saved: a candidate cannot know, while it
+computes, whether the call is a trial, a timed call, or both (every timed call
+may be checked). The protocol's counting (warm-up, when to stop) is the
+judge's ``StopRule``, fed with the times the worker reports: a worker that
+lies about them changes only when the judge stops, never what it believes
+about the time, which ``trusted_clock_findings`` bounds by the judge's clock.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from kbench.judge.guard import Finding
+from kbench.judge.process import WorkerLost
+from kbench.judge.timing import StopRule, Timing, TimingSettings
+
+# The judge's clock around a call (seed sent -> report received) exceeds the
+# worker's clock by drawing inputs, the L2 flush, the fingerprints and two pipe
+# messages: the same work on both sides. The candidate's excess (median ms per
+# call) may pass eager's by this ratio, plus a slack, plus a fraction of its own
+# reported time (on a CPU, the Triton interpreter's garbage is collected between
+# calls). Measured on the H200 and the 2-core CPU machine: docs/guard.md.
+TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
+TRUSTED_SLACK_MS = {"cuda": 0.25, "cpu": 2.0}
+TRUSTED_FRACTION = {"cuda": 0.1, "cpu": 0.5}
+CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least one)
+
+
+class ProtocolViolation(Exception):
+    """The worker broke the calls protocol in a way only cheating explains."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(finding.text())
+        self.finding = finding
+
+
+@dataclass
+class Call:
+    """One call as the judge saw it."""
+
+    index: int
+    seed: int
+    kind: str  # "warmup" or "timed"
+    judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported
+    clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
+    host_ms: float = 0.0  # the worker's host clock around the synchronised call
+    fingerprint: dict[str, str] | None = None  # of the output, and of the inputs after the call
+    saved: Path | None = None  # the file the worker saved the call to, when the judge asked
+    devices: dict[str, str] | None = None  # each output tensor's device, as the worker saved it
+
+
+class Checks:
+    """Which calls of a series the judge asks to be saved: every one (trials) or,
+    for timed rounds, a secret random few, about ``per_round`` of the timed calls
+    (from the pace so far and what is left of the budget) and at least one."""
+
+    def __init__(self, directory: Path, prefix: str, every: bool = False, per_round: float = CHECKS_PER_ROUND):
+        self.directory, self.prefix = directory, prefix
+        self.every, self.per_round = every, per_round
+        self._random = random.SystemRandom()
+
+    def wanted(self, call: Call, rule: StopRule, calls: list[Call], last: bool) -> bool:
+        if self.every:
+            return True
+        if call.kind == "warmup":
+            return self._random.random() < 1.0 / max(1, rule.settings.warmup_calls)
+        timed = [c for c in calls if c.kind == "timed"]
+        if last and not any(c.saved for c in timed[:-1]):
+            return True
+        pace_ms = statistics.fmean(c.judge_ms for c in timed)
+        left = max(0.0, rule.budget_end - time.monotonic()) * 1000 / max(pace_ms, 1e-3)
+        expected = min(rule.settings.max_calls, max(rule.settings.min_calls, len(timed) + left))
+        return self._random.random() < self.per_round / expected
+
+    def path(self, call: Call) -> Path:
+        return self.directory / f"{self.prefix}-{call.index}.pt"
+
+
+class CallDriver:
+    """Drives one ``calls`` command of a worker (pass it to ``Worker.request``).
+
+    ``seeds`` gives each call's seed (a ``SeedFeed``: fresh, or those another
+    worker was timed on); ``rule`` says how many calls; ``checks`` which to save.
+    """
+
+    def __init__(self, settings: TimingSettings, seeds: Callable[[], int], checks: Checks | None = None,
+                 deadline: float | None = None):
+        self.rule = StopRule(settings, deadline)
+        self.seeds = seeds
+        self.checks = checks
+        self.calls: list[Call] = []
+        self.finished = False
+        self.final: dict[str, Any] = {}  # the worker's answer once the judge said stop
+        self.open: Call | None = None  # handed out, not yet reported
+        self._sent_at = 0.0
+        self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
+
+    def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
+        """The judge's order in answer to a worker's report."""
+        received = time.monotonic()
+        if self.finished:
+            raise WorkerLost("forged", "the worker asked for more calls after the judge said stop")
+        if "done" in report:
+            call = self._reported(report["done"], received)
+            self._upcoming = self.rule.next_call()
+            if self.checks is not None and self.checks.wanted(call, self.rule, self.calls, self._upcoming is None):
+                call.saved = self.checks.path(call)
+                return {"save": str(call.saved)}
+        elif "saved" in report:
+            self._saved(report["saved"])
+        elif self.open is not None:
+            raise ProtocolViolation(Finding(
+                "input-feed", f"the worker asked for another call's inputs before reporting call {self.open.index}"))
+        elif self.calls:
+            raise WorkerLost("protocol", "the worker asked for an order twice")
+        else:
+            self._upcoming = self.rule.next_call()
+        return self._hand_out()
+
+    def _reported(self, done: Any, received: float) -> Call:
+        call = self.open
+        if call is None:
+            raise WorkerLost("forged", "the worker reported a call the judge did not hand out")
+        try:
+            call.clock_ms, call.host_ms = float(done["clock_ms"]), float(done["host_ms"])
+            call.fingerprint = {"output": str(done["output"]), "inputs": str(done["inputs"])}
+        except (TypeError, KeyError, ValueError) as exc:
+            raise WorkerLost("protocol", f"malformed call report ({exc})") from exc
+        call.judge_ms = (received - self._sent_at) * 1000
+        self.open = None
+        self.calls.append(call)
+        self.rule.record(call.kind, call.clock_ms, call.host_ms)
+        return call
+
+    def _saved(self, devices: Any) -> None:
+        last = self.calls[-1] if self.calls else None
+        if last is None or last.saved is None or last.devices is not None:
+            raise WorkerLost("forged", "the worker reported a save the judge did not ask for")
+        if not isinstance(devices, dict):
+            raise WorkerLost("protocol", "malformed save report")
+        last.devices = {str(k): str(v) for k, v in devices.items()}
+
+    def _hand_out(self) -> dict[str, Any]:
+        """The next call's seed (the judge's clock starts now), or stop."""
+        if self._upcoming is None:
+            self.finished = True
+            return {"stop": True}
+        self.open = Call(index=len(self.calls), seed=self.seeds(), kind=self._upcoming)
+        self._sent_at = time.monotonic()
+        return {"seed": self.open.seed}
+
+    def timed(self) -> list[Call]:
+        return [c for c in self.calls if c.kind == "timed"]
+
+    def saved(self) -> list[Call]:
+        return [c for c in self.calls if c.saved is not None]
+
+    def timing(self, device: str, final: dict[str, Any]) -> Timing:
+        """The distribution of the timed calls, built here from the reports, with the judge's own times."""
+        clock = "cuda-events" if device.startswith("cuda") else "cpu-perf-counter"
+        overhead = final.get("overhead_ms")
+        overhead = float(overhead) if isinstance(overhead, (int, float)) else None
+        return self.rule.timing(clock, overhead, [c.judge_ms for c in self.timed()])
+
+
+def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str) -> tuple[dict[str, float], list[Finding]]:
+    """What the candidate's clock said, held against the judge's: the excess of
+    each side (median ms per call of the judge's clock beyond the worker's), and
+    findings.
+
+    A call cannot take longer on the worker's clock than the judge saw from
+    seed to report; and the judge's time beyond the worker's clock (drawing
+    inputs, flushing, fingerprinting, messages) is the same work for the
+    candidate as for eager on the same inputs. Work done outside the
+    candidate's clock (a profile hook on the input draw, a forged or edited
+    time, deferred computation) shows as a larger excess.
+    """
+    findings = []
+    impossible = [c for c in candidate if c.clock_ms > c.judge_ms * 1.01 + 0.01]
+    if impossible:
+        c = impossible[0]
+        findings.append(Finding("trusted-clock", f"{len(impossible)} call(s) reported more time than the judge "
+                                f"saw pass (call {c.index}: {c.clock_ms:.4g} ms reported in {c.judge_ms:.4g} ms)"))
+    if not (candidate and eager):
+        return {}, findings
+    excess = {
+        "candidate_excess_ms": statistics.median(c.judge_ms - c.clock_ms for c in candidate),
+        "eager_excess_ms": statistics.median(c.judge_ms - c.clock_ms for c in eager),
+    }
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    reported = statistics.median(c.clock_ms for c in candidate)
+    limit = TRUSTED_RATIO[kind] * excess["eager_excess_ms"] + TRUSTED_SLACK_MS[kind] + TRUSTED_FRACTION[kind] * reported
+    if excess["candidate_excess_ms"] > limit:
+        findings.append(Finding(
+            "trusted-clock",
+            f"the judge's clock saw {excess['candidate_excess_ms']:.4g} ms per call beyond what the candidate's "
+            f"clock reported, against {excess['eager_excess_ms']:.4g} ms for eager on the same inputs "
+            f"(at most {limit:.4g} ms allowed): work done outside the timed window",
+        ))
+    return excess, findings

@@ -1,0 +1,47 @@
+"""Rules the judge applies to what the workers reported, in its own process:
+the reference's operations run by the candidate, the two clocks of one call,
+the speed of light. (The judge's own clock against the candidate's is
+kbench.judge.calls.trusted_clock_findings.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kbench.core.hardware import speed_of_light_ms
+from kbench.judge.guard import Finding
+from kbench.judge.guard.runtime import compute_ops
+
+# The host clock may exceed the events by launch and synchronisation latency,
+# never by whole kernels: more than this means work the events did not see.
+TIMER_RATIO = 1.25
+TIMER_SLACK_MS = 0.05
+
+
+def reference_op_findings(reference_ops: list[str], candidate_ops: list[str]) -> list[Finding]:
+    needed = compute_ops(reference_ops)
+    if needed and needed <= compute_ops(candidate_ops):
+        return [Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")]
+    return []
+
+
+def timer_findings(timing: dict[str, Any]) -> list[Finding]:
+    """Events time one stream; the host clock around a device-wide sync sees them all."""
+    events, host = timing["median_ms"], timing["host_median_ms"]
+    if timing["clock"] == "cuda-events" and host > TIMER_RATIO * events + TIMER_SLACK_MS:
+        return [Finding("timer-mismatch", f"the host clock saw {host:.4g} ms per call where the CUDA events saw "
+                        f"{events:.4g} ms")]
+    return []
+
+
+def speed_of_light_findings(candidate_ms: float, loaded: dict[str, Any]) -> tuple[float | None, list[Finding]]:
+    """The speed-of-light time of the problem's work on the reference's GPU, and
+    a finding when the candidate's time beats it."""
+    work = loaded.get("work", {})
+    limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"))
+    if limit is None or candidate_ms >= limit:
+        return limit, []
+    return limit, [Finding(
+        "speed-of-light",
+        f"{candidate_ms:.4g} ms is faster than the {limit:.4g} ms this GPU needs for the problem's "
+        f"{work.get('flops') or 0:.3g} FLOP and {work.get('bytes') or 0:.3g} bytes",
+    )]

@@ -1,0 +1,183 @@
+"""The judge's side of a worker's calls: the protocol it enforces, which calls
+it asks to see, the clock it keeps, and the fingerprints that tie a saved
+output to its call. No worker runs here: reports are written as a worker
+(honest or not) would send them."""
+
+import gc
+import os
+import weakref
+from pathlib import Path
+
+import pytest
+import torch
+
+from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
+from kbench.judge.outputs import check_saved_call, fingerprint, save_output
+from kbench.judge.process import WorkerLost
+from kbench.judge.reference import SeedFeed
+from kbench.judge.timing import TimingSettings
+
+FIVE_CALLS = TimingSettings(warmup_calls=0, warmup_seconds=0.0, min_calls=5, max_calls=5, budget_seconds=60.0)
+
+
+def done(clock_ms=1.0):
+    return {"ok": True, "need": "order",
+            "done": {"clock_ms": clock_ms, "host_ms": clock_ms, "output": "out", "inputs": "in"}}
+
+
+def drive(driver, reports=None):
+    """Play an honest worker: every call reported as done, every save as made.
+    Returns the orders the judge gave."""
+    orders = [driver({"ok": True, "need": "order"})]
+    while "stop" not in orders[-1]:
+        if "save" in orders[-1]:
+            orders.append(driver({"ok": True, "need": "order", "saved": {"output": "cpu"}}))
+        else:
+            orders.append(driver(done()))
+    return orders
+
+
+def test_trials_save_every_call_with_the_seeds_given(tmp_path):
+    driver = CallDriver(FIVE_CALLS, SeedFeed([11, 12, 13, 14, 15]), Checks(tmp_path, "trial", every=True))
+    orders = drive(driver)
+    assert [o["seed"] for o in orders if "seed" in o] == [11, 12, 13, 14, 15]
+    assert [c.saved for c in driver.saved()] == [tmp_path / f"trial-{i}.pt" for i in range(5)]
+    assert all(c.devices == {"output": "cpu"} for c in driver.calls)
+    assert driver.finished and driver.open is None
+
+
+def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
+    settings = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=40, max_calls=40, budget_seconds=60.0)
+    saved_per_round = []
+    for _ in range(30):
+        driver = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
+        drive(driver)
+        assert len(driver.timed()) == 40 and len(driver.calls) == 42
+        saved_per_round.append(len([c for c in driver.timed() if c.saved]))
+    assert min(saved_per_round) >= 1
+    assert max(saved_per_round) < 40  # a sample, not every call
+    assert len(set(saved_per_round)) > 1  # not a fixed pattern either
+
+
+def test_asking_for_inputs_while_a_call_is_open_is_an_input_feed_violation(tmp_path):
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), Checks(tmp_path, "round0"))
+    driver({"ok": True, "need": "order"})
+    with pytest.raises(ProtocolViolation) as raised:
+        driver({"ok": True, "need": "order"})
+    assert raised.value.finding.rule == "input-feed"
+
+
+def test_a_save_the_judge_did_not_ask_for_is_forged():
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), None)  # never asks for a save
+    driver({"ok": True, "need": "order"})
+    assert "seed" in driver(done())
+    with pytest.raises(WorkerLost) as raised:
+        driver({"ok": True, "need": "order", "saved": {"output": "cpu"}})
+    assert raised.value.kind == "forged"
+
+
+def test_calls_after_the_judge_said_stop_are_forged():
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
+    drive(driver)
+    with pytest.raises(WorkerLost) as raised:
+        driver(done())
+    assert raised.value.kind == "forged"
+
+
+def test_a_malformed_report_loses_the_worker_as_a_protocol_fault():
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
+    driver({"ok": True, "need": "order"})
+    with pytest.raises(WorkerLost) as raised:
+        driver({"ok": True, "need": "order", "done": {"clock_ms": "soon"}})
+    assert raised.value.kind == "protocol"
+
+
+def test_the_judge_clock_stamps_every_call():
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
+    drive(driver)
+    timing = driver.timing("cpu", {"overhead_ms": 0.01})
+    assert len(timing.judge_samples_ms) == 5
+    assert all(ms >= 0 for ms in timing.judge_samples_ms)
+    assert timing.samples_ms == [1.0] * 5
+
+
+def calls(judge_ms, clock_ms, n=20):
+    return [Call(index=i, seed=i, kind="timed", judge_ms=judge_ms, clock_ms=clock_ms) for i in range(n)]
+
+
+def test_trusted_clock_accepts_the_same_excess_as_eager():
+    excess, findings = trusted_clock_findings(calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
+    assert findings == []
+    assert excess == pytest.approx({"candidate_excess_ms": 0.3, "eager_excess_ms": 0.3})
+
+
+def test_trusted_clock_rejects_work_outside_the_candidates_clock():
+    # The candidate reports 0.1 ms a call, yet the judge saw 2 ms more pass than for eager.
+    _, findings = trusted_clock_findings(calls(2.4, 0.1), calls(2.3, 2.0), "cuda")
+    assert [f.rule for f in findings] == ["trusted-clock"]
+    assert "outside the timed window" in findings[0].message
+
+
+def test_trusted_clock_rejects_a_call_reported_longer_than_it_took():
+    _, findings = trusted_clock_findings(calls(1.0, 5.0, n=1) + calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
+    assert [f.rule for f in findings] == ["trusted-clock"]
+    assert "more time than the judge saw pass" in findings[0].message
+
+
+def test_fingerprint_ties_an_output_to_its_bytes():
+    x = torch.randn(1000)
+    assert fingerprint(x) == fingerprint(x.clone())
+    changed = x.clone()
+    changed[500] += 1e-3
+    assert fingerprint(changed) != fingerprint(x)
+    assert fingerprint(x.view(10, 100)) != fingerprint(x)  # shape counts
+    assert fingerprint([x, 3]) != fingerprint([x, 4])  # so do plain values in the structure
+    swapped = x.clone()
+    swapped[0], swapped[1] = x[1].item(), x[0].item()
+    assert fingerprint(swapped) != fingerprint(x)  # the mixed sum sees order too (outputs)
+
+
+def test_fingerprinting_keeps_no_tensor_alive():
+    """A worker fingerprints every call's inputs and output: anything that keeps
+    them alive past the call (a reference cycle waits for the garbage collector)
+    piles up gigabytes on a GPU."""
+    gc.disable()
+    try:
+        x = torch.randn(64)
+        alive = weakref.ref(x)
+        fingerprint({"a": [x, (x,)]})
+        fingerprint([x], "inputs")
+        del x
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
+def test_a_saved_output_is_checked_against_what_its_call_reported(tmp_path: Path):
+    expected = torch.arange(6.0)
+    message = {"candidate_devices": {"output": "cpu"}, "tolerance": {}}
+
+    def check(saved, reported):
+        path = tmp_path / "call.pt"
+        save_output(saved, path)
+        msg = {**message, "candidate_path": str(path), "fingerprint": {"output": fingerprint(reported), "inputs": "i"}}
+        return check_saved_call(expected, "i", msg, torch.device("cpu"))
+
+    assert check(expected.clone(), expected)["comparison"]["ok"]
+    wrong = torch.zeros(6)
+    after_the_fact = check(expected.clone(), wrong)  # computed after the call reported another output
+    assert after_the_fact["comparison"]["check"] == "saved-output"
+    assert check(wrong, wrong)["comparison"]["check"] != "saved-output"
+    assert not check(wrong, wrong)["comparison"]["ok"]
+
+
+def test_a_saved_output_that_is_a_link_is_not_followed(tmp_path: Path):
+    secret = tmp_path / "expected.pt"
+    torch.save(torch.arange(6.0), secret)
+    link = tmp_path / "call.pt"
+    os.symlink(secret, link)
+    msg = {"candidate_devices": {"output": "cpu"}, "tolerance": {}, "candidate_path": str(link),
+           "fingerprint": {"output": fingerprint(torch.arange(6.0)), "inputs": "i"}}
+    result = check_saved_call(torch.arange(6.0), "i", msg, torch.device("cpu"))
+    assert not result["comparison"]["ok"]
+    assert "could not be read back" in result["comparison"]["detail"]
