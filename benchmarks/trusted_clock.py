@@ -4,8 +4,9 @@ exploits the trusted-clock rule answers.
 Evaluates each (problem, solution) pair under ``--policy off`` (so every rule's
 measurements are recorded and nothing ends early), once per size and repeat,
 and prints how much longer the judge saw each timed call than the worker's
-clock said (median ms per call, for the candidate and for eager on the same
-inputs), the difference, and the limit the trusted-clock rule would allow.
+clock said (seed sent -> call returned, beyond the reported time) and from the
+call's return to its fingerprints (median ms per call, for the candidate and
+for eager on the same inputs), and the limits the trusted-clock rule allows.
 Honest rows set the rule's constants (kbench.judge.calls.TRUSTED_*): their
 difference must stay under the limit; exploit rows show the margin by which
 work done outside the timed window is seen. Run on a GPU machine:
@@ -21,6 +22,7 @@ import json
 import kbench
 from kbench.judge.calls import trusted_clock_limit
 
+SPANS = ("excess_ms", "digest_ms")
 HONEST = [
     ("level1/relu", "src/kbench/suite/examples/relu.py"),
     ("level1/softmax", "src/kbench/suite/examples/softmax.py"),
@@ -37,17 +39,19 @@ EXPLOITS = [
 def measure(problem: str, solution: str, device: str, size: str, repeat: int, honest: bool) -> dict:
     verdict = kbench.evaluate(problem, solution, device, size=size, policy="off", trials=2)
     timing = verdict.timing or {}
-    cand, eager = timing.get("candidate_excess_ms"), timing.get("eager_excess_ms")
     row = {
         "problem": problem, "solution": solution, "size": size, "repeat": repeat, "honest": honest,
         "status": verdict.status, "reason": verdict.reason[:300], "runtime_ms": verdict.runtime_ms,
-        "judge_median_ms": timing.get("judge_median_ms"), "candidate_excess_ms": cand, "eager_excess_ms": eager,
-        "phase_seconds": verdict.phase_seconds, "wall_seconds": verdict.wall_seconds,
+        "judge_median_ms": timing.get("judge_median_ms"), "phase_seconds": verdict.phase_seconds,
+        "wall_seconds": verdict.wall_seconds,
     }
-    if cand is not None and eager is not None:
-        row["difference_ms"] = cand - eager
-        row["limit_ms"] = trusted_clock_limit(eager, timing["median_ms"], device)
-        row["caught"] = cand > row["limit_ms"]
+    for span in SPANS:
+        cand, eager = timing.get(f"candidate_{span}"), timing.get(f"eager_{span}")
+        if cand is None or eager is None:
+            return row
+        limit = trusted_clock_limit(eager, timing["median_ms"], device)
+        row[span] = {"candidate": cand, "eager": eager, "difference": cand - eager, "limit": limit,
+                     "caught": cand > limit}
     return row
 
 
@@ -56,24 +60,30 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--sizes", default="default,small")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", default="", help="comma-separated solution names to run (default: all)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     rows = []
-    print(f"{'problem':20s} {'solution':24s} {'size':8s} {'ms':>8s} {'cand ex':>8s} {'eager ex':>8s} "
-          f"{'diff':>8s} {'limit':>8s} caught  wall s")
+    print(f"{'problem':20s} {'solution':20s} {'size':8s} {'ms':>8s}   (candidate, eager, limit ms) for "
+          f"{' and '.join(SPANS)}   caught   wall s")
     for size in args.sizes.split(","):
         for pairs, honest in ((HONEST, True), (EXPLOITS, False)):
             for problem, solution in pairs:
+                if args.only and not any(f"/{name}.py" in solution for name in args.only.split(",")):
+                    continue
                 for repeat in range(args.repeat):
                     row = measure(problem, solution, args.device, size, repeat, honest)
                     rows.append(row)
                     name = solution.rsplit("/", 1)[-1].removesuffix(".py")
-                    if "limit_ms" not in row:
-                        print(f"{problem:20s} {name:24s} {size:8s} {row['status']}: {row['reason'][:200]}", flush=True)
+                    problem_name = problem.rsplit("/", 1)[-1].removesuffix(".py")
+                    if not all(span in row for span in SPANS):
+                        print(f"{problem_name:20s} {name:20s} {size:8s} {row['status']}: {row['reason'][:200]}")
                         continue
-                    print(f"{problem:20s} {name:24s} {size:8s} {row['runtime_ms']:8.4f} "
-                          f"{row['candidate_excess_ms']:8.4f} {row['eager_excess_ms']:8.4f} {row['difference_ms']:8.4f} "
-                          f"{row['limit_ms']:8.4f} {str(row['caught']):6s} {row['wall_seconds']:6.1f}", flush=True)
+                    spans = "   ".join(f"{row[s]['candidate']:7.3f} {row[s]['eager']:7.3f} {row[s]['limit']:7.3f}"
+                                       for s in SPANS)
+                    caught = any(row[s]["caught"] for s in SPANS)
+                    print(f"{problem_name:20s} {name:20s} {size:8s} {row['runtime_ms']:8.4f}   {spans}   "
+                          f"{str(caught):6s} {row['wall_seconds']:6.1f}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=2)

@@ -20,9 +20,17 @@ from kbench.judge.timing import TimingSettings
 FIVE_CALLS = TimingSettings(warmup_calls=0, warmup_seconds=0.0, min_calls=5, max_calls=5, budget_seconds=60.0)
 
 
-def done(clock_ms=1.0):
-    return {"ok": True, "need": "order",
-            "done": {"clock_ms": clock_ms, "host_ms": clock_ms, "output": "out", "inputs": "in"}}
+def called(clock_ms=1.0):
+    return {"ok": True, "need": "order", "called": {"clock_ms": clock_ms, "host_ms": clock_ms}}
+
+
+DONE = {"ok": True, "need": "order", "done": {"output": "out", "inputs": "in"}}
+
+
+def call_once(driver):
+    """One call reported as a worker does: returned, then its fingerprints."""
+    assert driver(called()) == {"digest": True}
+    return driver(DONE)
 
 
 def drive(driver, reports=None):
@@ -33,7 +41,7 @@ def drive(driver, reports=None):
         if "save" in orders[-1]:
             orders.append(driver({"ok": True, "need": "order", "saved": {"output": "cpu"}}))
         else:
-            orders.append(driver(done()))
+            orders.append(call_once(driver))
     return orders
 
 
@@ -70,7 +78,7 @@ def test_asking_for_inputs_while_a_call_is_open_is_an_input_feed_violation(tmp_p
 def test_a_save_the_judge_did_not_ask_for_is_forged():
     driver = CallDriver(FIVE_CALLS, SeedFeed(), None)  # never asks for a save
     driver({"ok": True, "need": "order"})
-    assert "seed" in driver(done())
+    assert "seed" in call_once(driver)
     with pytest.raises(WorkerLost) as raised:
         driver({"ok": True, "need": "order", "saved": {"output": "cpu"}})
     assert raised.value.kind == "forged"
@@ -80,7 +88,15 @@ def test_calls_after_the_judge_said_stop_are_forged():
     driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
     drive(driver)
     with pytest.raises(WorkerLost) as raised:
-        driver(done())
+        driver(called())
+    assert raised.value.kind == "forged"
+
+
+def test_fingerprints_of_a_call_not_reported_returned_are_forged():
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
+    driver({"ok": True, "need": "order"})
+    with pytest.raises(WorkerLost) as raised:
+        driver(DONE)
     assert raised.value.kind == "forged"
 
 
@@ -88,7 +104,7 @@ def test_a_malformed_report_loses_the_worker_as_a_protocol_fault():
     driver = CallDriver(FIVE_CALLS, SeedFeed(), None)
     driver({"ok": True, "need": "order"})
     with pytest.raises(WorkerLost) as raised:
-        driver({"ok": True, "need": "order", "done": {"clock_ms": "soon"}})
+        driver({"ok": True, "need": "order", "called": {"clock_ms": "soon"}})
     assert raised.value.kind == "protocol"
 
 
@@ -101,21 +117,29 @@ def test_the_judge_clock_stamps_every_call():
     assert timing.samples_ms == [1.0] * 5
 
 
-def calls(judge_ms, clock_ms, n=20):
-    return [Call(index=i, seed=i, kind="timed", judge_ms=judge_ms, clock_ms=clock_ms) for i in range(n)]
+def calls(judge_ms, clock_ms, n=20, digest_ms=2.0):
+    return [Call(index=i, seed=i, kind="timed", judge_ms=judge_ms, clock_ms=clock_ms, digest_ms=digest_ms)
+            for i in range(n)]
 
 
-def test_trusted_clock_accepts_the_same_excess_as_eager():
-    excess, findings = trusted_clock_findings(calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
+def test_trusted_clock_accepts_the_same_spans_as_eager():
+    measured, findings = trusted_clock_findings(calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
     assert findings == []
-    assert excess == pytest.approx({"candidate_excess_ms": 0.3, "eager_excess_ms": 0.3})
+    assert measured == pytest.approx({"candidate_excess_ms": 0.3, "eager_excess_ms": 0.3,
+                                      "candidate_digest_ms": 2.0, "eager_digest_ms": 2.0})
 
 
-def test_trusted_clock_rejects_work_outside_the_candidates_clock():
+def test_trusted_clock_rejects_work_before_the_candidates_clock():
     # The candidate reports 0.1 ms a call, yet the judge saw 2 ms more pass than for eager.
     _, findings = trusted_clock_findings(calls(2.4, 0.1), calls(2.3, 2.0), "cuda")
     assert [f.rule for f in findings] == ["trusted-clock"]
-    assert "outside the timed window" in findings[0].message
+    assert "before or around its timed window" in findings[0].message
+
+
+def test_trusted_clock_rejects_work_after_the_call_claimed_to_return():
+    _, findings = trusted_clock_findings(calls(0.4, 0.1, digest_ms=4.0), calls(2.3, 2.0), "cuda")
+    assert [f.rule for f in findings] == ["trusted-clock"]
+    assert "after the call returned" in findings[0].message
 
 
 def test_trusted_clock_rejects_a_call_reported_longer_than_it_took():

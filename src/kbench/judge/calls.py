@@ -27,14 +27,14 @@ from kbench.judge.guard import Finding
 from kbench.judge.process import WorkerLost
 from kbench.judge.timing import StopRule, Timing, TimingSettings
 
-# The judge's clock around a call (seed sent -> report received) exceeds the
-# worker's clock by drawing inputs, the L2 flush, the fingerprints and two pipe
-# messages: the same work on both sides. The candidate's excess (median ms per
-# call) may pass eager's by this ratio, plus a slack, plus a fraction of its own
-# reported time (on a CPU, the Triton interpreter's garbage is collected between
-# calls). Measured on the H200 and the 2-core CPU machine: docs/guard.md.
+# Each span of the judge's clock beyond the worker's (trusted_clock_findings)
+# is the same work for the candidate as for eager on the same inputs. The
+# candidate's (median ms per call) may pass eager's by this ratio, plus a slack,
+# plus a fraction of its own reported time (on a CPU, the Triton interpreter's
+# garbage is collected between calls). The slack is what honest solutions
+# differ by on the H200 and the 2-core CPU machine: docs/guard.md.
 TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
-TRUSTED_SLACK_MS = {"cuda": 0.25, "cpu": 2.0}
+TRUSTED_SLACK_MS = {"cuda": 0.5, "cpu": 2.0}
 TRUSTED_FRACTION = {"cuda": 0.1, "cpu": 0.5}
 CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least one)
 
@@ -54,7 +54,8 @@ class Call:
     index: int
     seed: int
     kind: str  # "warmup" or "timed"
-    judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported
+    judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported returned
+    digest_ms: float = 0.0  # the judge's clock: call reported returned -> its fingerprints reported
     clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
     host_ms: float = 0.0  # the worker's host clock around the synchronised call
     fingerprint: dict[str, str] | None = None  # of the output, and of the inputs after the call
@@ -106,6 +107,7 @@ class CallDriver:
         self.final: dict[str, Any] = {}  # the worker's answer once the judge said stop
         self.open: Call | None = None  # handed out, not yet reported
         self._sent_at = 0.0
+        self._called_at: float | None = None  # when the open call was reported returned
         self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
 
     def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +115,9 @@ class CallDriver:
         received = time.monotonic()
         if self.finished:
             raise WorkerLost("forged", "the worker asked for more calls after the judge said stop")
+        if "called" in report:
+            self._called(report["called"], received)
+            return {"digest": True}
         if "done" in report:
             call = self._reported(report["done"], received)
             self._upcoming = self.rule.next_call()
@@ -130,17 +135,27 @@ class CallDriver:
             self._upcoming = self.rule.next_call()
         return self._hand_out()
 
-    def _reported(self, done: Any, received: float) -> Call:
+    def _called(self, called: Any, received: float) -> None:
         call = self.open
-        if call is None:
+        if call is None or self._called_at is not None:
             raise WorkerLost("forged", "the worker reported a call the judge did not hand out")
         try:
-            call.clock_ms, call.host_ms = float(done["clock_ms"]), float(done["host_ms"])
-            call.fingerprint = {"output": str(done["output"]), "inputs": str(done["inputs"])}
+            call.clock_ms, call.host_ms = float(called["clock_ms"]), float(called["host_ms"])
         except (TypeError, KeyError, ValueError) as exc:
             raise WorkerLost("protocol", f"malformed call report ({exc})") from exc
-        call.judge_ms = (received - self._sent_at) * 1000
-        self.open = None
+        self._called_at = received
+
+    def _reported(self, done: Any, received: float) -> Call:
+        call = self.open
+        if call is None or self._called_at is None:
+            raise WorkerLost("forged", "the worker reported fingerprints of a call it did not report")
+        try:
+            call.fingerprint = {"output": str(done["output"]), "inputs": str(done["inputs"])}
+        except (TypeError, KeyError) as exc:
+            raise WorkerLost("protocol", f"malformed call report ({exc})") from exc
+        call.judge_ms = (self._called_at - self._sent_at) * 1000
+        call.digest_ms = (received - self._called_at) * 1000
+        self.open, self._called_at = None, None
         self.calls.append(call)
         self.rule.record(call.kind, call.clock_ms, call.host_ms)
         return call
@@ -177,16 +192,17 @@ class CallDriver:
 
 
 def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str) -> tuple[dict[str, float], list[Finding]]:
-    """What the candidate's clock said, held against the judge's: the excess of
-    each side (median ms per call of the judge's clock beyond the worker's), and
-    findings.
+    """What the candidate's clock said, held against the judge's, and findings.
 
-    A call cannot take longer on the worker's clock than the judge saw from
-    seed to report; and the judge's time beyond the worker's clock (drawing
-    inputs, flushing, fingerprinting, messages) is the same work for the
-    candidate as for eager on the same inputs. Work done outside the
-    candidate's clock (a profile hook on the input draw, a forged or edited
-    time, deferred computation) shows as a larger excess.
+    Per call the judge sees two spans: seed sent -> call reported returned,
+    which holds the worker's clock reading plus drawing the inputs, the L2
+    flush and a message each way; and call returned -> fingerprints reported.
+    Neither the excess of the first over the reported time nor the second
+    depends on who computes: eager on the same inputs sets what each may be
+    (median ms per call). Work done before the clock starts (a profile hook on
+    the input draw), a forged or edited time, or work finished after the call
+    claimed to return (deferred computation) shows as a larger span. A call
+    cannot take longer on the worker's clock than the judge saw pass.
     """
     findings = []
     impossible = [c for c in candidate if c.clock_ms > c.judge_ms * 1.01 + 0.01]
@@ -196,18 +212,28 @@ def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str
                                 f"saw pass (call {c.index}: {c.clock_ms:.4g} ms reported in {c.judge_ms:.4g} ms)"))
     if not (candidate and eager):
         return {}, findings
-    excess = {
-        "candidate_excess_ms": statistics.median(c.judge_ms - c.clock_ms for c in candidate),
-        "eager_excess_ms": statistics.median(c.judge_ms - c.clock_ms for c in eager),
+    spans = {
+        "excess_ms": lambda c: c.judge_ms - c.clock_ms,  # the call's span beyond its reported time
+        "digest_ms": lambda c: c.digest_ms,
     }
-    kind = "cuda" if device.startswith("cuda") else "cpu"
+    measured = {}
     reported = statistics.median(c.clock_ms for c in candidate)
-    limit = TRUSTED_RATIO[kind] * excess["eager_excess_ms"] + TRUSTED_SLACK_MS[kind] + TRUSTED_FRACTION[kind] * reported
-    if excess["candidate_excess_ms"] > limit:
-        findings.append(Finding(
-            "trusted-clock",
-            f"the judge's clock saw {excess['candidate_excess_ms']:.4g} ms per call beyond what the candidate's "
-            f"clock reported, against {excess['eager_excess_ms']:.4g} ms for eager on the same inputs "
-            f"(at most {limit:.4g} ms allowed): work done outside the timed window",
-        ))
-    return excess, findings
+    for name, span in spans.items():
+        cand = measured[f"candidate_{name}"] = statistics.median(map(span, candidate))
+        base = measured[f"eager_{name}"] = statistics.median(map(span, eager))
+        limit = trusted_clock_limit(base, reported, device)
+        if cand > limit:
+            where = "before or around its timed window" if name == "excess_ms" else "after the call returned"
+            findings.append(Finding(
+                "trusted-clock",
+                f"the judge's clock saw {cand:.4g} ms per call {where} beyond what the candidate's clock reported, "
+                f"against {base:.4g} ms for eager on the same inputs (at most {limit:.4g} ms allowed): "
+                f"work done outside the timed window",
+            ))
+    return measured, findings
+
+
+def trusted_clock_limit(eager_excess_ms: float, candidate_ms: float, device: str) -> float:
+    """The most the judge's clock may see beyond the candidate's, per call (ms)."""
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    return TRUSTED_RATIO[kind] * eager_excess_ms + TRUSTED_SLACK_MS[kind] + TRUSTED_FRACTION[kind] * candidate_ms

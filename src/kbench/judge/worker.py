@@ -199,12 +199,15 @@ class Session:
                 "findings": self._findings(findings)}
 
     def _one_call(self, call: timing.TimedCall, seed: int) -> tuple[dict[str, Any], Any]:
+        """One call: reported as soon as it returns (the judge stamps its clock),
+        then its fingerprints once the judge acknowledges."""
         args = self.inputs(seed)
         with phase("forward"):
             clock_ms, host_ms, out = call(args)
+        self._order_from_judge({"ok": True, "need": "order", "called": {"clock_ms": clock_ms, "host_ms": host_ms}})
         with phase("output"):
             digests = {"output": fingerprint(out), "inputs": fingerprint(args, "inputs")}
-        return {"ok": True, "need": "order", "done": {"clock_ms": clock_ms, "host_ms": host_ms, **digests}}, out
+        return {"ok": True, "need": "order", "done": digests}, out
 
     def record(self, msg: dict[str, Any]) -> dict[str, Any]:
         """One call apart from the judged ones, with its aten operations recorded
