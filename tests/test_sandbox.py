@@ -140,6 +140,28 @@ def test_a_candidate_reaches_nothing_outside_its_sandbox(tmp_path, monkeypatch, 
     assert survivors == []
 
 
+KILL_THE_REFERENCE = """
+import os, signal
+for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        if pid != os.getpid() and "kbench.judge.worker" in open(f"/proc/{pid}/cmdline").read():
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+"""
+
+
+def test_a_reference_that_fails_beside_the_candidate_and_not_alone_blames_the_candidate(tmp_path):
+    """Unsandboxed, a candidate can kill the reference worker: the problem must not
+    take the blame (exit 2, problem_error) when a fresh reference, alone, runs."""
+    solution = tmp_path / "kill_reference.py"
+    solution.write_text((HERE / "exploits" / "twin_relu.py").read_text() + KILL_THE_REFERENCE)
+    verdict = kbench.evaluate("level1/relu", solution, "cpu", size="small", trials=2, measure_time=False,
+                              policy="off", sandbox=False)
+    assert verdict.status == "rejected"
+    assert verdict.reason.startswith("reference-interference: "), verdict.reason
+
+
 def test_without_a_sandbox_the_judge_refuses_unless_told(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
     sandbox.find_sandbox.cache_clear()

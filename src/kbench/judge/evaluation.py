@@ -38,7 +38,7 @@ from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, T
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.timing import TimingSettings, check_settings, pooled, speedup_interval
 from kbench.suite import find_problem
-from kbench.suite.problem import Problem, check_runnable, resolve_size
+from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
 DEFAULT_TRIALS = 5
 DEFAULT_TIMEOUT = 300.0
@@ -158,6 +158,7 @@ class _Evaluation:
         # A kernel written for the test shape only is caught by one trial at the
         # problem's other (small) size first, where there is one.
         other_size = "small" if self.size == "default" and self.problem.small else None
+        self.reference_size = other_size or self.size
         load = self.reference_side.load_message(other_size)
         load["solution_path"] = str(solution_path)
         try:
@@ -188,6 +189,8 @@ class _Evaluation:
             if lost.kind == "forged":
                 return "rejected", f"results-channel: {lost.detail}"
             return LOST_STATUS[lost.kind], lost.detail
+        except ProblemError as failure:
+            return self._blame(failure, candidate)
         checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 
@@ -220,6 +223,7 @@ class _Evaluation:
                 raise _Verdict("rejected", f"other-size: wrong {where}: {comparison.check}: {comparison.detail}")
             resize = {"op": "resize", "size": self.size, "init_seed": self.seeds["init"]}
             resized = self.reference_side.ask(reference, "building the model at the test size", resize)
+            self.reference_size = self.size
             self.reference_side.loaded["work"] = resized["work"]  # the speed of light of the judged size
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
@@ -355,11 +359,30 @@ class _Evaluation:
             last = driver.open or (driver.calls[-1] if driver.calls else None)
             if verdict.phase == "problem" and last is not None:
                 # The problem's own code failed in the candidate's process: if it
-                # fails in the reference's too, the problem is at fault.
+                # fails in the reference's too, alone, the problem is at fault.
+                candidate.close()
                 self.reference_side.ask(reference, what, {"op": "record", "seed": last.seed})
             raise
         self._consider_answer(driver.final)
         return driver
+
+    def _blame(self, failure: ProblemError, candidate: Worker) -> tuple[str, str]:
+        """The reference failed. While the candidate's process was alive (starving
+        it of device memory, say), the problem is to blame only if a fresh
+        reference, with the candidate's process gone, fails on its own too."""
+        if candidate.process.poll() is not None:
+            raise failure
+        candidate.close()
+        alone = Worker(worker_env(self.device))
+        try:
+            alone.send({**self.reference_side.load_message(self.reference_size), "role": "reference"})
+            self.reference_side.ask(alone, "loading the problem again, alone")
+            self.reference_side.ask(alone, "running forward again, alone", {"op": "record", "seed": secrets.randbits(62)})
+        except ProblemError:
+            raise failure from None
+        finally:
+            alone.close()
+        return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
 
     def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
         """The reference checks a call the candidate saved: the file holds what the

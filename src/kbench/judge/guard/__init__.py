@@ -40,6 +40,7 @@ RULES: dict[str, str] = {
     "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
+    "reference-interference": "the reference failed beside the candidate, and not alone (its memory or process taken)",
 }
 
 # Rules that only ever flag: evidence for a reviewer, never proof of cheating.
@@ -65,6 +66,7 @@ INTEGRITY = {
     "input-feed",
     "trusted-clock",
     "results-channel",
+    "reference-interference",
 }
 
 POLICIES = ("strict", "lenient", "off")
