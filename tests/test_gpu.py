@@ -23,6 +23,16 @@ def test_honest_triton_kernel_is_correct():
     assert verdict.baselines["eager"]["timing"]["clock"] == "cuda-events"
 
 
+def test_speed_of_light_is_that_of_the_judged_size():
+    """The limit comes from the default size's counts (not the small size the
+    other-size trial loads first): 2 x 4 bytes x 16384 x 32768 at 4.8 TB/s."""
+    verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="default", trials=2)
+    assert verdict.status == "correct", verdict.reason
+    if "H200" in (verdict.device_name or ""):
+        assert verdict.speed_of_light_ms == pytest.approx(2 * 4 * 16384 * 32768 / 4.8e12 * 1e3)
+    assert verdict.speed_of_light_ms < verdict.runtime_ms
+
+
 def test_wrong_triton_kernel_is_incorrect():
     verdict = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_wrong_triton.py", "cuda", size="small")
     assert verdict.status == "incorrect"

@@ -139,3 +139,28 @@ def test_reference_op_is_read_from_the_reference_model():
     assert "reference-op" in found
     uses_weights_only = with_body("w = self.linear.weight")
     assert "reference-op" not in {f.rule for f in check_source(uses_weights_only, reference_source=REFERENCE)}
+
+
+def test_speed_of_light_counts_the_judged_dtypes_bytes_and_the_units_peak():
+    from kbench.core.hardware import speed_of_light_ms
+
+    h200 = "NVIDIA H200"
+    # Bytes as declared for float32 elements: halved when judged in a 16-bit dtype.
+    assert speed_of_light_ms(h200, None, 4.8e9) == pytest.approx(1.0)
+    assert speed_of_light_ms(h200, None, 4.8e9, "bfloat16") == pytest.approx(0.5)
+    # float32 (no TF32: pinned) is held against the FP32 peak, 16-bit dtypes against the tensor cores'.
+    assert speed_of_light_ms(h200, 67e9, None) == pytest.approx(1.0)
+    assert speed_of_light_ms(h200, 989.4e9, None, "bfloat16") == pytest.approx(1.0)
+    assert speed_of_light_ms("a GPU nobody listed", 1e12, 1e12) is None
+
+
+def test_speed_of_light_finding_only_when_the_candidate_beats_it():
+    from kbench.judge.guard.reported import speed_of_light_findings
+
+    loaded = {"device_name": "NVIDIA H200", "work": {"flops": None, "bytes": 4.8e9}}
+    limit, findings = speed_of_light_findings(1.2, loaded, "float32")
+    assert limit == pytest.approx(1.0) and findings == []
+    _, findings = speed_of_light_findings(0.7, loaded, "float32")
+    assert [f.rule for f in findings] == ["speed-of-light"]
+    _, findings = speed_of_light_findings(0.7, loaded, "bfloat16")  # 0.5 ms is the limit in bf16
+    assert findings == []

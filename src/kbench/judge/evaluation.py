@@ -311,7 +311,8 @@ class _Evaluation:
     ) -> None:
         candidate = pooled(cand_rounds)
         self._consider(timer_findings(candidate.summary()))
-        self.record["speed_of_light_ms"], beyond = speed_of_light_findings(candidate.median_ms, self.reference_side.loaded)
+        self.record["speed_of_light_ms"], beyond = speed_of_light_findings(
+            candidate.median_ms, self.reference_side.loaded, self.dtype)
         self._consider(beyond)
         self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
         cand_samples = [r["samples_ms"] for r in cand_rounds]

@@ -33,11 +33,11 @@ def timer_findings(timing: dict[str, Any]) -> list[Finding]:
     return []
 
 
-def speed_of_light_findings(candidate_ms: float, loaded: dict[str, Any]) -> tuple[float | None, list[Finding]]:
-    """The speed-of-light time of the problem's work on the reference's GPU, and
-    a finding when the candidate's time beats it."""
+def speed_of_light_findings(candidate_ms: float, loaded: dict[str, Any], dtype: str) -> tuple[float | None, list[Finding]]:
+    """The speed-of-light time of the problem's work in ``dtype`` on the
+    reference's GPU, and a finding when the candidate's time beats it."""
     work = loaded.get("work", {})
-    limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"))
+    limit = speed_of_light_ms(loaded.get("device_name"), work.get("flops"), work.get("bytes"), dtype)
     if limit is None or candidate_ms >= limit:
         return limit, []
     return limit, [Finding(
