@@ -68,6 +68,29 @@ def test_each_static_rule_fires_on_its_form(body, header, rule):
     assert rule in rules(with_body(body, header))
 
 
+@pytest.mark.parametrize(
+    "body, header, rule",
+    [
+        ("x = torch.__dict__['compile'](lambda t: t)(x)", "", "torch-compile"),
+        ("x = vars(torch)['compile'](lambda t: t)(x)", "", "torch-compile"),
+        ("x = getattr(torch, 'compile')(lambda t: t)(x)", "", "torch-compile"),
+        ("x = operator.attrgetter('compile')(torch)(lambda t: t)(x)", "import operator\n", "torch-compile"),
+        ("x = importlib.import_module('torch._dynamo').optimize()(x)", "import importlib\n", "torch-compile"),
+        ("objs = __import__('gc').get_objects()", "", "introspection"),
+        ("importlib.import_module('sys').setprofile(print)", "import importlib\n", "introspection"),
+        ("type.__setattr__(torch.Tensor, 'relu', print)", "", "monkeypatch"),
+        ("object.__setattr__(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
+    ],
+)
+def test_names_spelled_out_in_constant_strings_are_resolved(body, header, rule):
+    """Routes around plain attribute access reach the same names, and the same rules."""
+    assert rule in rules(with_body(body, header))
+
+
+def test_looking_up_the_models_own_attributes_by_name_is_not_a_finding():
+    assert rules(with_body("w = getattr(self, 'weight', None)")) == {"dynamic-access"}
+
+
 def test_an_index_that_reads_a_module_is_not_an_assignment_to_it():
     source = with_body("y = x.clone()\n        y[torch.arange(4), 0] += 1.0")
     assert "monkeypatch" not in rules(source)

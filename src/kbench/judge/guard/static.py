@@ -54,6 +54,9 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or (p.endswith(".") and name.startswith(p)) or name.startswith(p + ".") for p in prefixes)
 
 
+SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
+
+
 class _Reader(ast.NodeVisitor):
     def __init__(self, low_precision_applies: bool):
         self.findings: list[Finding] = []
@@ -77,16 +80,57 @@ class _Reader(ast.NodeVisitor):
 
     # --- names -----------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
+        """The dotted name an expression reaches, through the imports and the
+        routes around plain attribute access that spell a name out in a
+        constant string: ``X.__dict__["a"]``, ``vars(X)["a"]``,
+        ``getattr(X, "a")``, ``operator.attrgetter("a.b")(X)``,
+        ``importlib.import_module("m")``, ``__import__("m")``."""
         parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
+        while True:
+            if isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            elif (keyed := self._keyed(node)) is not None:
+                node, key = keyed
+                parts.append(key)
+            else:
+                break
         if isinstance(node, ast.Call):
+            head = self._route(node)
+        elif isinstance(node, ast.Name):
+            head = self.aliases.get(node.id, node.id)
+        else:
+            head = None
+        return ".".join([head, *reversed(parts)]) if head else None
+
+    def _keyed(self, node: ast.AST) -> tuple[ast.AST, str] | None:
+        """``X.__dict__["a"]`` or ``vars(X)["a"]``: (X, "a")."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)):
             return None
-        if not isinstance(node, ast.Name):
-            return None
-        head = self.aliases.get(node.id, node.id)
-        return ".".join([head, *reversed(parts)])
+        holder = node.value
+        if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
+            return holder.value, node.slice.value
+        if isinstance(holder, ast.Call) and self.dotted(holder.func) == "vars" and len(holder.args) == 1:
+            return holder.args[0], node.slice.value
+        return None
+
+    def _route(self, call: ast.Call) -> str | None:
+        """The name a call that looks a name up by a constant string returns."""
+        def constant(index: int, args: list[ast.expr]) -> str | None:
+            value = args[index] if len(args) > index else None
+            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+
+        if isinstance(call.func, ast.Call) and self.dotted(call.func.func) == "operator.attrgetter":
+            attribute, base = constant(0, call.func.args), self.dotted(call.args[0]) if call.args else None
+            return f"{base}.{attribute}" if attribute and base else None
+        function = self.dotted(call.func)
+        if function in ("importlib.import_module", "__import__"):
+            return constant(0, call.args)
+        if function == "getattr":
+            attribute, base = constant(1, call.args), self.dotted(call.args[0]) if call.args else None
+            return f"{base}.{attribute}" if attribute and base else None
+        return None
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -159,7 +203,7 @@ class _Reader(ast.NodeVisitor):
                 self.add("low-precision", "allow_tf32=True", node)
             if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
                 self.add("low-precision", f"input_precision={value.value!r}", node)
-        if name in ("setattr", "delattr") and node.args:
+        if name in SETTERS and node.args:
             target = self.dotted(node.args[0]) or ""
             if target and not target.startswith("self") and target.split(".")[0] in self.aliases.values():
                 self.add("monkeypatch", f"{name} on module {target}", node)
@@ -195,6 +239,12 @@ class _Reader(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
             self.add("introspection", f"reads .{node.attr}", node)
+        name = self.dotted(node)
+        if name and isinstance(node.ctx, ast.Load):
+            self.loaded(name, node)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
         name = self.dotted(node)
         if name and isinstance(node.ctx, ast.Load):
             self.loaded(name, node)
