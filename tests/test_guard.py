@@ -187,3 +187,23 @@ def test_speed_of_light_finding_only_when_the_candidate_beats_it():
     assert [f.rule for f in findings] == ["speed-of-light"]
     _, findings = speed_of_light_findings(0.7, loaded, "bfloat16")  # 0.5 ms is the limit in bf16
     assert findings == []
+
+
+@pytest.mark.slow
+def test_a_compiled_extensions_function_counts_as_a_launched_kernel():
+    """What every load_inline solution relies on not to be read as PyTorch alone
+    (CUDA ones bind their functions the same way, through pybind11)."""
+    import torch
+    from torch.utils.cpp_extension import load_inline
+
+    from kbench.judge.guard.runtime import LaunchWatch, OpRecorder
+
+    source = "torch::Tensor relu_cpu(torch::Tensor x) { return x.clamp_min(0); }"
+    extension = load_inline("kbench_launch_probe", cpp_sources=source, functions=["relu_cpu"])
+    x = torch.randn(8)
+    with OpRecorder() as recorder, LaunchWatch() as watch:
+        extension.relu_cpu(x)
+    assert watch.findings(recorder) == []
+    with OpRecorder() as recorder, LaunchWatch() as watch:
+        torch.relu(x)
+    assert [f.rule for f in watch.findings(recorder)] == ["no-kernel"]

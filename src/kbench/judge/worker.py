@@ -46,7 +46,7 @@ import torch
 from kbench.core.versions import package_version
 from kbench.judge import baselines, problem_checks, state, timing
 from kbench.judge.failure import Failure, phase
-from kbench.judge.guard.runtime import CallWatch, OpRecorder, RuntimeGuard
+from kbench.judge.guard.runtime import CallWatch, LaunchWatch, OpRecorder, RuntimeGuard
 from kbench.judge.outputs import check_saved_call, fingerprint, save_output
 from kbench.suite.problem import Problem, import_problem
 
@@ -215,11 +215,16 @@ class Session:
         outputs. Under CUDA-graph timing a candidate reports the operations of
         its captured graph, which is what its timed calls replay."""
         args = self.inputs(msg["seed"])
-        watch = CallWatch(self.guard, args, self.model) if self.guard else None
-        with OpRecorder() as recorder:
+        if self.guard is None:  # the reference
+            with OpRecorder() as recorder:
+                self.forward(args)
+            return {"ok": True, "ops": sorted(recorder.ops), "findings": []}
+        watch = CallWatch(self.guard, args, self.model)
+        with OpRecorder() as recorder, LaunchWatch() as launches:
             out = self.forward(args)
-        ops = self.captured_ops.ops if self.guard and self.graphed is not None else recorder.ops
-        return {"ok": True, "ops": sorted(ops), "findings": self._findings(watch.findings(out) if watch else [])}
+        ops = self.captured_ops.ops if self.graphed is not None else recorder.ops
+        findings = watch.findings(out) + launches.findings(recorder)
+        return {"ok": True, "ops": sorted(ops), "findings": self._findings(findings)}
 
     def compare(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) the expected output for the call's seed, and the

@@ -14,6 +14,7 @@ second line: cheap, and they catch what models actually write.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import types
@@ -157,6 +158,67 @@ class CallWatch:
         return findings
 
 
+KERNEL_PACKAGES = ("cupy", "numba")  # whatever forward calls there, it launches kernels the static rule accepts
+
+
+class LaunchWatch:
+    """Around one forward call: did it launch a kernel of the solution's own?
+
+    A profile hook sees a Triton kernel's launch (``run`` in Triton's runtime,
+    compiled or interpreted), every call of a function of a compiled extension
+    (``load_inline``/``load`` builds) and calls into CuPy or Numba; the
+    operation recorder sees operators an extension registered (outside
+    ``aten``). A forward that launches none
+    computes with PyTorch alone, whatever the source defines: ``no-kernel``.
+    """
+
+    def __init__(self) -> None:
+        self.launched: set[str] = set()
+        triton = sys.modules.get("triton")
+        self._triton = os.path.dirname(triton.__file__) + os.sep if getattr(triton, "__file__", None) else None
+        self._installed = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+        self._previous: Any = None
+
+    def __enter__(self) -> "LaunchWatch":
+        self._previous = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(self._previous)
+
+    def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            if self._triton and frame.f_code.co_name == "run" and frame.f_code.co_filename.startswith(self._triton):
+                self.launched.add("a Triton kernel")
+            elif str(frame.f_globals.get("__name__", "")).split(".")[0] in KERNEL_PACKAGES:
+                self.launched.add(frame.f_globals["__name__"])
+        elif event == "c_call":
+            module = str(getattr(arg, "__module__", None) or "")
+            if module.split(".")[0] in KERNEL_PACKAGES or self._from_an_extension(arg):
+                self.launched.add(f"{module}.{getattr(arg, '__name__', '?')}")
+
+    def _from_an_extension(self, function: Any) -> bool:
+        """A compiled function of a library loaded from outside the Python
+        installation, or bound by pybind11 in a module never imported by name
+        (``load_inline`` loads its module without registering it)."""
+        name = getattr(function, "__module__", None)
+        if not isinstance(name, str):
+            return False
+        module = sys.modules.get(name)
+        if module is None:  # a package's own bindings live in a package that is loaded
+            bound = type(getattr(function, "__self__", None)).__module__ == "pybind11_builtins"
+            return bound and name.split(".")[0] not in sys.modules
+        where = getattr(module, "__file__", None) or ""
+        return where.endswith((".so", ".pyd")) and not os.path.realpath(where).startswith(self._installed)
+
+    def findings(self, recorder: "OpRecorder") -> list[Finding]:
+        if self.launched or recorder.foreign_ops:
+            return []
+        return [Finding("no-kernel", "forward launched no kernel of its own at run time (no Triton launch, "
+                        "no function or operator of a compiled extension): it computes with PyTorch alone")]
+
+
 def _unchanged(name: str, now: Any, original: Any) -> bool:
     """Still the original; PyTorch's own import of torch._dynamo wraps
     torch.manual_seed (functools.wraps), which is not a patch."""
@@ -203,9 +265,12 @@ class OpRecorder(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.ops: set[str] = set()
+        self.foreign_ops: set[str] = set()  # registered outside aten and prims: an extension's own
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops.add(func.overloadpacket.__name__)
+        if getattr(func, "namespace", "aten") not in ("aten", "prim", "prims"):
+            self.foreign_ops.add(f"{func.namespace}::{func.overloadpacket.__name__}")
         return func(*args, **(kwargs or {}))
 
 
