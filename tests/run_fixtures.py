@@ -44,8 +44,8 @@ class FakeJudge:
         self.fail_after = fail_after
 
     def __call__(self, problem, solution, device, *, size, trials, timeout, policy, baselines=("eager",), timing=None,
-                 sandbox=True):
-        self.policy, self.baselines, self.timing, self.sandbox = policy, baselines, timing, sandbox
+                 sandbox=True, dtype="float32"):
+        self.policy, self.baselines, self.timing, self.sandbox, self.dtype = policy, baselines, timing, sandbox, dtype
         if self.fail_after is not None and len(self.calls) >= self.fail_after:
             raise KeyboardInterrupt
         self.calls.append((problem.id, solution.path.name))

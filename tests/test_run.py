@@ -416,6 +416,21 @@ def test_no_sandbox_is_part_of_the_run_and_reaches_the_judge(tmp_path):
         assert store.run("unconfined").config.sandbox is False and judge.sandbox is False
 
 
+def test_a_bfloat16_run_judges_the_bfloat16_variants_and_leaves_out_problems_without_one(cli, tmp_path):
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2"], marks={"p1": "correct 1.0", "p2": "correct 1.0"})
+    with_bf16 = problems / "p1.py"
+    with_bf16.write_text('KBENCH_DTYPES = ("float32", "bfloat16")\n' + with_bf16.read_text())
+    result = cli("run", "--run", "b", "-s", str(solutions), "-p", str(problems), "--device", "cpu", "--dtype", "bfloat16")
+    assert result.exit_code == 0, result.output
+    assert "no bfloat16 variant" in result.output
+    assert cli.judge.calls == [("level1/p1", "p1.py")] and cli.judge.dtype == "bfloat16"
+    with Store(tmp_path / "kbench.db") as store:
+        assert store.run("b").config.dtype == "bfloat16"
+        assert store.sessions("b")[0].manifest.config.dtype == "bfloat16"
+    assert cli("run", "--run", "b", "--dtype", "float32").exit_code == 2  # a run keeps its dtype
+    assert cli("run", "--run", "c", "-s", str(solutions), "-p", str(problems), "--dtype", "int8").exit_code == 2
+
+
 def test_problems_needing_a_missing_module_are_left_out_with_their_reason(tmp_path):
     directory = problem_dir(tmp_path, ["p1", "p2"])
     needs = directory / "p2.py"

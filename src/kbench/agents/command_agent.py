@@ -43,6 +43,7 @@ class JudgeSettings:
     policy: str
     cuda_graph: bool = False
     sandbox: bool = True
+    dtype: str = "float32"
 
 
 def resolve_command(program: str) -> list[str]:
@@ -227,7 +228,8 @@ class CommandProvider:
         j = self.judge
         tool.write_text(EVALUATE_TOOL.format(python=sys.executable, device=j.device, size=j.size,
                                              trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy,
-                                             judge_flags=["--cuda-graph"] * j.cuda_graph + ["--no-sandbox"] * (not j.sandbox)))
+                                             judge_flags=["--cuda-graph"] * j.cuda_graph + ["--no-sandbox"] * (not j.sandbox)
+                                             + ["--dtype", j.dtype]))
         tool.chmod(0o755)
 
     def instructions(self, prompt: str, previous_solution: str | None) -> str:

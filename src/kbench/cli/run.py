@@ -32,7 +32,7 @@ from kbench.runs.records import EvaluationRecord, TurnRecord
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
-from kbench.suite.problem import resolve_size
+from kbench.suite.problem import DTYPES, resolve_size
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 console = Console()
@@ -85,6 +85,8 @@ def run_command(
                                               "replays (docs/timing.md) [default: no]."),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
                                            "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
+    dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES): float32 or "
+                                        "bfloat16; problems without it are left out [default: float32]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
@@ -108,7 +110,7 @@ def run_command(
         if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
             spec = providers.parse_model(stored_config.solutions)
         judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy,
-                      cuda_graph=cuda_graph, sandbox=sandbox)
+                      cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}
@@ -194,7 +196,7 @@ class _Generation:
 
 
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox):
+                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype):
     """The config, plan and agent of a run that asks a model, from the options and,
     for those left out, the stored run (or the defaults)."""
     if stored is None and not problems:
@@ -202,7 +204,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
     old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
     selection = tuple(problems) if problems else stored.selection
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise UsageError(f"--target {target!r}: choose triton or cuda")
@@ -226,7 +228,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         provider = command_agent.CommandProvider(
             spec.name,
             judge=command_agent.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
-                                          judged["policy"], judged["cuda_graph"], judged["sandbox"]),
+                                          judged["policy"], judged["cuda_graph"], judged["sandbox"], judged["dtype"]),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
         )
@@ -249,7 +251,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         price = price_for(spec.provider, spec.name, table)
     the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
                             price=price)
-    plan = runner.plan_generated(_runnable(selection), samples, str(provider.spec))
+    plan = runner.plan_generated(_runnable(selection, judged["dtype"]), samples, str(provider.spec))
     config = runner.generated_config(
         plan,
         selection=selection,
@@ -264,20 +266,20 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox):
+                     cuda_graph, sandbox, dtype):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox)
-    plan = runner.plan_replay(_runnable(selection), solutions_dir)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
+    plan = runner.plan_replay(_runnable(selection, judged["dtype"]), solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox) -> dict[str, Any]:
+                    sandbox, dtype) -> dict[str, Any]:
     """How the run's candidates are judged: each option as given, else as the run
     was stored, else the default; the device and size resolved, CUDA-graph
     timing only on a CUDA device."""
@@ -292,18 +294,26 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
         "cuda_graph": cuda_graph,
         "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
+        "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
     }
 
 
-def _runnable(selection) -> list:
-    """The selected problems this Python can run; the others are named on stderr and left out."""
-    problems, skipped = runner.runnable(runner.select_problems(selection))
+def _check_dtype(dtype: str) -> str:
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype {dtype!r}: choose from {', '.join(DTYPES)}")
+    return dtype
+
+
+def _runnable(selection, dtype: str) -> list:
+    """The selected problems this Python can run in ``dtype``; the others are named on stderr and left out."""
+    problems, skipped = runner.runnable(runner.select_problems(selection), dtype)
     if skipped:
         reasons = sorted(set(skipped.values()))
+        hint = "; for level 4: pip install 'kbench[level4]'" if any(r.startswith("needs") for r in reasons) else ""
         Console(stderr=True).print(
             f"[yellow]skipped:[/yellow] {len(skipped)} problem(s) this Python cannot run ({'; '.join(reasons)}), "
-            f"e.g. {next(iter(skipped))}; for level 4: pip install 'kbench[level4]'", highlight=False, soft_wrap=True
+            f"e.g. {next(iter(skipped))}{hint}", highlight=False, soft_wrap=True
         )
     return problems
 

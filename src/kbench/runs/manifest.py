@@ -83,6 +83,7 @@ class RunConfig:
     generation: dict[str, Any] = field(default_factory=dict)
     cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
+    dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

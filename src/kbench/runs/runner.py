@@ -110,14 +110,17 @@ def select_problems(selection: Sequence[str]) -> list[Problem]:
     return list(chosen.values())
 
 
-def runnable(problems: list[Problem]) -> tuple[list[Problem], dict[str, str]]:
-    """The problems this Python can run, and why each other one is skipped (a
-    module it requires is missing): they are left out of the run, not failed."""
+def runnable(problems: list[Problem], dtype: str = "float32") -> tuple[list[Problem], dict[str, str]]:
+    """The problems this Python can run in ``dtype``, and why each other one is
+    skipped (a module it requires is missing, or it has no variant in that
+    dtype): they are left out of the run, not failed."""
     keep, skipped = [], {}
     for problem in problems:
         missing = missing_requirements(problem)
         if missing:
             skipped[problem.id] = f"needs {', '.join(missing)}"
+        elif dtype not in problem.dtypes:
+            skipped[problem.id] = f"no {dtype} variant"
         else:
             keep.append(problem)
     if not keep:
@@ -210,12 +213,14 @@ def generated_config(
     policy: str = DEFAULT_POLICY,
     cuda_graph: bool = False,
     sandbox: bool = True,
+    dtype: str = "float32",
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
-        policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, source=source, samples=samples, turns=turns, generation=generation,
+        policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
+        generation=generation,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -235,12 +240,13 @@ def run_config(
     policy: str = DEFAULT_POLICY,
     cuda_graph: bool = False,
     sandbox: bool = True,
+    dtype: str = "float32",
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
-        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox,
+        timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
     )
 
 
@@ -322,7 +328,7 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
             policy=config.policy, baselines=config.baselines, timing=TimingSettings(cuda_graph=config.cuda_graph),
-            sandbox=config.sandbox,
+            sandbox=config.sandbox, dtype=config.dtype,
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)
