@@ -223,12 +223,12 @@ def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str
         base = measured[f"eager_{name}"] = statistics.median(map(span, eager))
         limit = trusted_clock_limit(base, reported, device)
         if cand > limit:
-            where = "before or around its timed window" if name == "excess_ms" else "after the call returned"
+            where = ("before or around its timed window, beyond what its clock reported" if name == "excess_ms"
+                     else "after the call returned, until its fingerprints came")
             findings.append(Finding(
                 "trusted-clock",
-                f"the judge's clock saw {cand:.4g} ms per call {where} beyond what the candidate's clock reported, "
-                f"against {base:.4g} ms for eager on the same inputs (at most {limit:.4g} ms allowed): "
-                f"work done outside the timed window",
+                f"the judge's clock saw {cand:.4g} ms per call {where}, against {base:.4g} ms for eager on the same "
+                f"inputs (at most {limit:.4g} ms allowed): work done outside the timed window",
             ))
     return measured, findings
 

@@ -190,7 +190,7 @@ class _Evaluation:
                 return "rejected", f"results-channel: {lost.detail}"
             return LOST_STATUS[lost.kind], lost.detail
         except ProblemError as failure:
-            return self._blame(failure, candidate)
+            return self._blame(failure, reference, candidate)
         checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 
@@ -367,11 +367,11 @@ class _Evaluation:
         self._consider_answer(driver.final)
         return driver
 
-    def _blame(self, failure: ProblemError, candidate: Worker) -> tuple[str, str]:
+    def _blame(self, failure: ProblemError, reference: Worker, candidate: Worker) -> tuple[str, str]:
         """The reference failed. While the candidate's process was alive (starving
         it of device memory, say), the problem is to blame only if a fresh
         reference, with the candidate's process gone, fails on its own too."""
-        if candidate.process.poll() is not None:
+        if getattr(failure, "worker", None) is not reference or candidate.process.poll() is not None:
             raise failure
         candidate.close()
         alone = Worker(worker_env(self.device))

@@ -95,7 +95,9 @@ def reference_failure(problem: Problem, what: str, detail: str, reference: Worke
     """The problem is at fault when its own Model fails; say how, with what it printed."""
     printed = reference.output.text().strip()
     tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
-    return ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
+    error = ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
+    error.worker = reference  # which process failed: the evaluation's own reference, or a baseline column's
+    return error
 
 
 def measure_baselines(
