@@ -21,5 +21,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# On a GPU machine whose Python already has torch and Triton (no virtual
+# environment is made there): the GPU tests only; they fail, not skip, without a GPU.
+test-gpu:
+	PYTHONPATH=src python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu: no CUDA GPU here')"
+	PYTHONPATH=src python3 -m pytest -q -m gpu tests
+
 clean:
 	rm -rf $(VENV) .pytest_cache
