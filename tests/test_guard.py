@@ -190,14 +190,19 @@ def test_speed_of_light_finding_only_when_the_candidate_beats_it():
 
 
 @pytest.mark.slow
-def test_a_compiled_extensions_function_counts_as_a_launched_kernel():
+def test_a_compiled_extensions_function_counts_as_a_launched_kernel(monkeypatch):
     """What every load_inline solution relies on not to be read as PyTorch alone
     (CUDA ones bind their functions the same way, through pybind11)."""
+    import os
+    import sys
+
     import torch
     from torch.utils.cpp_extension import load_inline
 
     from kbench.judge.guard.runtime import LaunchWatch, OpRecorder
 
+    # ninja comes with the test extra, into the environment's bin, which need not be on PATH
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     source = "torch::Tensor relu_cpu(torch::Tensor x) { return x.clamp_min(0); }"
     extension = load_inline("kbench_launch_probe", cpp_sources=source, functions=["relu_cpu"])
     x = torch.randn(8)
