@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from kbench.judge.guard import Finding
 from kbench.judge.process import WorkerLost
-from kbench.judge.timing import StopRule, Timing, TimingSettings
+from kbench.judge.timing import StopRule, Timing, TimingSettings, clock_name
 
 # Each span of the judge's clock beyond the worker's (trusted_clock_findings)
 # is the same work for the candidate as for eager on the same inputs. The
@@ -185,10 +185,9 @@ class CallDriver:
 
     def timing(self, device: str, final: dict[str, Any]) -> Timing:
         """The distribution of the timed calls, built here from the reports, with the judge's own times."""
-        clock = "cuda-events" if device.startswith("cuda") else "cpu-perf-counter"
         overhead = final.get("overhead_ms")
         overhead = float(overhead) if isinstance(overhead, (int, float)) else None
-        return self.rule.timing(clock, overhead, [c.judge_ms for c in self.timed()])
+        return self.rule.timing(clock_name(device), overhead, [c.judge_ms for c in self.timed()])
 
 
 def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str) -> tuple[dict[str, float], list[Finding]]:

@@ -242,9 +242,11 @@ class _Evaluation:
 
         Round r times the candidate (its process running alone, with fresh
         seeds), then every baseline column on the very same inputs, each in its
-        own reference worker, while the candidate's processes are stopped. The
-        last round ends with the checked call. What drifts between processes
-        and over time then moves both sides of the speedup alike (docs/timing.md).
+        own reference worker, while the candidate's processes are stopped; after
+        each round the reference checks the timed calls the judge picked in it.
+        What drifts between processes and over time then moves both sides of
+        the speedup alike (docs/timing.md). The judge's clock around every call
+        bounds both workers' clocks (trusted_clock_findings).
         """
         rounds = max(1, self.timing_settings.rounds)
         side = self.reference_side

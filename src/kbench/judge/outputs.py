@@ -71,8 +71,8 @@ def fingerprint(value: Any, where: str = "output") -> str:
     inputs it draws itself. Not a cryptographic hash: it makes changing an
     output after its call, to one that passes, require knowing the right
     output at the call already (and then the call could have returned it).
-    Two reading passes over each tensor, no large temporaries: on a GPU,
-    about a millisecond for 4 GiB (docs/guard.md).
+    Two reading passes over each tensor (row and column sums), no large
+    temporaries; what it costs on the H200 is in docs/guard.md.
     """
     parts = []
     for path, leaf in leaves(value, where)[0]:

@@ -225,12 +225,17 @@ class CacheFlusher:
         self._buffer.fill_(1)
 
 
+def clock_name(device: str | torch.device) -> str:
+    """The clock a worker times calls with on ``device`` (``Clock.name``)."""
+    return "cuda-events" if torch.device(device).type == "cuda" else "cpu-perf-counter"
+
+
 class Clock:
     """Times one call: CUDA events on a GPU, the monotonic clock on a CPU."""
 
     def __init__(self, device: torch.device):
         self.device = device
-        self.name = "cuda-events" if device.type == "cuda" else "cpu-perf-counter"
+        self.name = clock_name(device)
 
     def sync(self) -> None:
         if self.device.type == "cuda":
