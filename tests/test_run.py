@@ -333,7 +333,17 @@ def test_compare_and_exports(cli, tmp_path):
     assert compared["n_problems"] == 5
     assert compared["correct_rate"]["difference"] == pytest.approx(0.2)  # p5 was missing in a
     assert compared["fast_p"]["eager"]["2"]["difference"] == pytest.approx(1.0)
-    assert "paired difference over eager" in cli("compare", "a", "b").output
+    table = cli("compare", "a", "b").output
+    assert "over eager: paired difference B - A" in table
+    assert "problems whose status flipped" in table and "level1/p5" in table  # missing in a, correct in b
+    assert json.loads(cli("compare", "a", "b", "--json").output)["flipped"][0]["status"] == {"a": "missing",
+                                                                                         "b": "correct"}
+
+    assert cli("run", "--run", "c", "-s", str(better), "-p", str(problems), "--device", "cpu", "--trials", "2").exit_code == 0
+    refused = cli("compare", "a", "c")
+    assert refused.exit_code == 2 and "trials: A 5 | B 2" in refused.output
+    forced = cli("compare", "a", "c", "--force")
+    assert forced.exit_code == 0 and "differs trials: A 5 | B 2" in forced.output
 
     assert cli("export", "a", "--format", "jsonl").exit_code == 0
     lines = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
@@ -381,7 +391,7 @@ def test_real_run_end_to_end(cli, tmp_path, monkeypatch):
     assert done.exit_code == 0, done.output
     assert calls == ["level1/linear_tanh"]
     document = json.loads(cli("score", "real", "--json").output)
-    assert document["n_problems"] == 2 and document["correct_rate"] == pytest.approx(0.5)
+    assert document["n_problems"] == 2 and document["correct_rate"] == pytest.approx(0.5), done.output
     assert document["fast_p"]["eager"]["0"] == pytest.approx(0.5)
     assert document["geomean_speedup"]["eager"] > 0
     with Store(tmp_path / "kbench.db") as store:

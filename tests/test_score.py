@@ -2,11 +2,13 @@
 
 import itertools
 import math
+from dataclasses import replace
 
 import pytest
 from run_fixtures import run_data
 
-from kbench.runs.score import ALL, P_VALUES, bootstrap_mean, columns_of, compare, outcomes, score, unbiased_at_k
+from kbench.runs.comparison import compare, mismatches
+from kbench.runs.score import ALL, P_VALUES, bootstrap_mean, columns_of, outcomes, score, unbiased_at_k
 
 # Level 1: A correct at 2x, B correct at 0.5x, C incorrect. Level 2: D missing, E correct at exactly 1x.
 FIVE = run_data(
@@ -174,3 +176,31 @@ def test_comparison_leaves_out_problems_whose_content_changed():
 def test_runs_without_shared_problems_compare_to_nothing():
     result = compare(outcomes(run_data([("P", 1, None)])), outcomes(run_data([("Q", 1, None)])), ("eager",))
     assert result.groups == {} and result.to_dict()["n_problems"] == 0
+
+
+def test_comparison_lists_flipped_problems_with_both_figures():
+    a = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("incorrect", None)]), ("R", 1, [("correct", 1.5)])])
+    b = run_data([("P", 1, [("correct", 3.0)]), ("Q", 1, [("correct", 1.2)]), ("R", 1, [("incorrect", None)])])
+    flipped = {flip.problem_id: flip for flip in compare(outcomes(a), outcomes(b), ("eager",)).flipped}
+    assert set(flipped) == {"Q", "R"}  # P stayed correct, only faster
+    assert (flipped["Q"].status_a, flipped["Q"].status_b) == ("incorrect", "correct")
+    assert flipped["Q"].speedup_b == {"eager": pytest.approx(1.2)} and flipped["Q"].speedup_change("eager") is None
+    assert flipped["R"].to_dict()["correct"] == {"a": 1.0, "b": 0.0, "difference": -1.0}
+
+
+def test_runs_measured_differently_are_listed_as_mismatched():
+    a = run_data([("P", 1, [("correct", 2.0)])])
+    assert mismatches(a, run_data([("P", 1, [("correct", 1.0)])])) == []  # other solutions: what is compared
+    config = replace(a.run.config, dtype="bfloat16", generation={"model": "m2", "template": {"sha256": "t2"}})
+    manifest = replace(a.sessions[0].manifest, gpu_name="NVIDIA H100", torch="2.12")
+    b = replace(a, run=replace(a.run, config=config), sessions=[replace(a.sessions[0], manifest=manifest)])
+    found = {m.name: (m.a, m.b) for m in mismatches(a, b)}
+    assert found == {"dtype": (("float32",), ("bfloat16",)), "gpu_name": ((None,), ("NVIDIA H100",)),
+                     "torch": ((None,), ("2.12",)), "prompt template": ((None,), ("t2",))}
+
+
+def test_a_resumed_run_whose_environment_changed_compares_with_every_value():
+    a = run_data([("P", 1, [("correct", 2.0)])])
+    later = replace(a.sessions[0], number=2, manifest=replace(a.sessions[0].manifest, gpu_driver="580"))
+    b = replace(a, sessions=[a.sessions[0], later])
+    assert [(m.name, m.a, m.b) for m in mismatches(a, b)] == [("gpu_driver", (None,), (None, "580"))]

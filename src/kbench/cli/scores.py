@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
 
@@ -14,6 +15,8 @@ from rich.table import Table
 from kbench.agents import loop as agent
 from kbench.cli.common import DB_OPTION, UsageError, counts_text, usage_errors
 from kbench.runs import export
+from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches
+from kbench.runs.comparison import compare as compare_runs
 from kbench.runs.records import RETRIED_STATUSES, RunData, finite
 from kbench.runs.score import (
     ALL,
@@ -26,7 +29,6 @@ from kbench.runs.score import (
     outcomes,
     score_by_turn,
 )
-from kbench.runs.score import compare as compare_runs
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
 
@@ -184,32 +186,73 @@ def compare_command(
     run_b: str = typer.Argument(..., help="The second run (B); differences are B - A."),
     db: Path = DB_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    force: bool = typer.Option(
+        False, "--force", help="Compare runs whose settings differ, with the differences listed above the numbers."
+    ),
     seed: int = SEED_OPTION,
     resamples: int = RESAMPLES_OPTION,
 ) -> None:
-    """Paired difference B - A on the problems both runs share, per level and baseline column."""
+    """A, B and the paired difference B - A on the problems both runs share, per level and baseline
+    column, and the problems whose status flipped; refuses runs whose settings differ unless --force."""
     with usage_errors(), Store(db, create=False) as store:
         data_a, data_b = store.load(run_a), store.load(run_b)
+        differences = mismatches(data_a, data_b)
+        if differences and not force:
+            raise UsageError(
+                f"runs {run_a} and {run_b} were not measured alike, so their numbers do not compare:\n"
+                + "\n".join(f"  {_mismatch_line(m)}" for m in differences)
+                + "\n(--force compares them anyway, with these differences listed above the numbers)"
+            )
     columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
     result = compare_runs(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
     if as_json:
-        typer.echo(json.dumps(finite({"run_a": run_a, "run_b": run_b, **result.to_dict()}), indent=2))
+        document = {"run_a": run_a, "run_b": run_b, "mismatches": [asdict(m) for m in differences], **result.to_dict()}
+        typer.echo(json.dumps(finite(document), indent=2, default=str))
         return
+    print_comparison(console, run_a, run_b, result, differences)
+
+
+def _mismatch_line(mismatch: Mismatch) -> str:
+    def side(values: tuple) -> str:
+        return " then ".join(json.dumps(v, default=str, sort_keys=True) for v in values)
+
+    return f"{mismatch.name}: A {side(mismatch.a)} | B {side(mismatch.b)}"
+
+
+def print_comparison(out: Console, run_a: str, run_b: str, result: RunComparison, differences: list[Mismatch]) -> None:
+    for mismatch in differences:
+        out.print(f"[yellow]differs[/yellow] {_mismatch_line(mismatch)}", highlight=False, soft_wrap=True)
     if ALL not in result.groups:
-        console.print(f"runs {run_a} and {run_b} share no problems", highlight=False)
+        out.print(f"runs {run_a} and {run_b} share no problems", highlight=False)
         return
-    console.print(f"[bold]{run_b} - {run_a}[/bold] on {result.groups[ALL].n_problems} shared problems", highlight=False)
-    for label, ids in (("only in " + run_a, result.only_a), ("only in " + run_b, result.only_b),
+    out.print(f"A = {run_a}, B = {run_b}: {result.groups[ALL].n_problems} shared problems", highlight=False)
+    for label, ids in (("only in A", result.only_a), ("only in B", result.only_b),
                        ("changed between the runs (left out)", result.changed)):
         if ids:
-            console.print(f"{label}: {', '.join(ids)}", highlight=False)
-    for column in columns:
-        table = Table("", "problems", "correct", *(f"fast_{p:g}" for p in P_VALUES),
-                      title=f"paired difference over {column} ({result.confidence:.0%} bootstrap intervals)")
+            out.print(f"{label}: {', '.join(ids)}", highlight=False, soft_wrap=True)
+    for column in result.columns:
+        table = Table("group", "figure", "A", "B", "B - A", f"{result.confidence:.0%} interval",
+                      title=f"over {column}: paired difference B - A")
         for key, group in result.groups.items():
-            table.add_row(_group_label(key), str(group.n_problems), _cell(group.correct_rate.difference, True),
-                          *(_cell(group.fast_p[column][p].difference, True) for p in P_VALUES))
-        console.print(table)
+            figures = [("correct", group.correct_rate)]
+            figures += [(f"fast_{p:g}", group.fast_p[column][p]) for p in P_VALUES]
+            for name, d in figures:
+                table.add_row(_group_label(key) if name == "correct" else "", name, f"{d.a:.3f}", f"{d.b:.3f}",
+                              f"{d.difference.value:+.3f}", f"[{d.difference.low:+.3f}, {d.difference.high:+.3f}]")
+            table.add_section()
+        out.print(table)
+    if result.flipped:
+        table = Table("problem", "A", "B", *(f"{c}: A / B / B - A" for c in result.columns),
+                      title=f"{len(result.flipped)} problems whose status flipped")
+        for flip in result.flipped:
+            table.add_row(flip.problem_id, flip.status_a, flip.status_b,
+                          *(_speedup_change(flip, column) for column in result.columns))
+        out.print(table)
+
+
+def _speedup_change(flip: Flip, column: str) -> str:
+    a, b, change = flip.speedup_a.get(column), flip.speedup_b.get(column), flip.speedup_change(column)
+    return " / ".join("-" if v is None else f"{v:{form}}" for v, form in ((a, ".2f"), (b, ".2f"), (change, "+.2f")))
 
 
 def export_command(

@@ -1,4 +1,4 @@
-"""Scores of a run, and the paired comparison of two runs; pure functions over stored records.
+"""Scores of a run; pure functions over stored records (two runs side by side: runs.comparison).
 
 Every problem of a run's selection is in every denominator: a missing
 solution, a failure of any kind, and a sample not evaluated yet (``pending``)
@@ -117,55 +117,6 @@ class Score:
             "columns": list(self.columns),
             **_group_dict(self.overall),
             "levels": {key: _group_dict(group) for key, group in self.groups.items() if key != ALL},
-            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
-        }
-
-
-@dataclass(frozen=True)
-class Difference:
-    """Run B minus run A on the same problems, with a paired bootstrap interval."""
-
-    a: float
-    b: float
-    difference: Estimate
-
-
-@dataclass(frozen=True)
-class GroupComparison:
-    n_problems: int
-    correct_rate: Difference
-    fast_p: dict[str, dict[float, Difference]]
-
-
-@dataclass(frozen=True)
-class RunComparison:
-    columns: tuple[str, ...]
-    only_a: list[str]
-    only_b: list[str]
-    changed: list[str]
-    groups: dict[str, GroupComparison]
-    resamples: int
-    seed: int
-    confidence: float
-
-    def to_dict(self) -> dict:
-        def group(g: GroupComparison) -> dict:
-            return {
-                "n_problems": g.n_problems,
-                "correct_rate": _difference_dict(g.correct_rate),
-                "fast_p": {
-                    column: {format(p, "g"): _difference_dict(d) for p, d in by_p.items()}
-                    for column, by_p in g.fast_p.items()
-                },
-            }
-
-        return {
-            "columns": list(self.columns),
-            "only_a": self.only_a,
-            "only_b": self.only_b,
-            "changed": self.changed,
-            **(group(self.groups[ALL]) if ALL in self.groups else {"n_problems": 0}),
-            "levels": {key: group(g) for key, g in self.groups.items() if key != ALL},
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
         }
 
@@ -323,49 +274,12 @@ def score(
     ks = _k_values(problems)
     groups = {
         key: _score_group(group, columns, ks, Bootstrap(len(group), resamples, seed, confidence))
-        for key, group in _groups(problems).items()
+        for key, group in groups_of(problems).items()
     }
     return Score(tuple(columns), ks, groups, resamples, seed, confidence)
 
 
-def compare(
-    run_a: list[ProblemOutcome],
-    run_b: list[ProblemOutcome],
-    columns: tuple[str, ...],
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    confidence: float = CONFIDENCE,
-) -> RunComparison:
-    """B - A on the problems both runs hold with identical content, paired by problem."""
-    by_id_b = {p.problem_id: p for p in run_b}
-    ids_a = {p.problem_id for p in run_a}
-    pairs = [(a, by_id_b[a.problem_id]) for a in run_a if a.problem_id in by_id_b]
-    changed = [a.problem_id for a, b in pairs if a.sha256 != b.sha256]
-    pairs = [(a, b) for a, b in pairs if a.sha256 == b.sha256]
-    groups: dict[str, list[tuple[ProblemOutcome, ProblemOutcome]]] = {}
-    if pairs:
-        groups[ALL] = pairs
-        for key, group in _groups([a for a, _ in pairs]).items():
-            if key != ALL:
-                ids = {p.problem_id for p in group}
-                groups[key] = [(a, b) for a, b in pairs if a.problem_id in ids]
-    return RunComparison(
-        columns=tuple(columns),
-        only_a=[p.problem_id for p in run_a if p.problem_id not in by_id_b],
-        only_b=[p.problem_id for p in run_b if p.problem_id not in ids_a],
-        changed=changed,
-        groups={
-            key: _compare_group(group, columns, Bootstrap(len(group), resamples, seed, confidence))
-            for key, group in groups.items()
-        },
-        resamples=resamples,
-        seed=seed,
-        confidence=confidence,
-    )
-
-
-def _groups(problems: list[ProblemOutcome]) -> dict[str, list[ProblemOutcome]]:
+def groups_of(problems: list[ProblemOutcome]) -> dict[str, list[ProblemOutcome]]:
     """The whole selection, then each level in order (problems without a level last)."""
     groups: dict[str, list[ProblemOutcome]] = {ALL: list(problems)}
     levels = sorted({p.level for p in problems}, key=lambda level: (level is None, level or 0))
@@ -388,11 +302,11 @@ def _k_values(problems: list[ProblemOutcome]) -> tuple[int, ...]:
     return tuple(sorted({k for k in K_VALUES if k <= fewest} | {fewest}))
 
 
-def _correct_share(problem: ProblemOutcome) -> float:
+def correct_share(problem: ProblemOutcome) -> float:
     return sum(s.correct for s in problem.samples) / len(problem.samples)
 
 
-def _fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
+def fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
     return sum(s.fast(column, p) for s in problem.samples) / len(problem.samples)
 
 
@@ -400,12 +314,12 @@ def _fast_at_k(problem: ProblemOutcome, column: str, p: float, k: int) -> float:
     return unbiased_at_k(len(problem.samples), sum(s.fast(column, p) for s in problem.samples), k)
 
 
-def _mean_log_speedup(problem: ProblemOutcome, column: str) -> float:
+def mean_log_speedup(problem: ProblemOutcome, column: str) -> float:
     logs = [math.log(s.speedup[column]) for s in problem.samples if s.fast(column, 0.0)]
     return sum(logs) / len(logs) if logs else math.nan
 
 
-def _per_problem(problems: list[ProblemOutcome], value: Callable[..., float], *args: object) -> np.ndarray:
+def per_problem(problems: list[ProblemOutcome], value: Callable[..., float], *args: object) -> np.ndarray:
     return np.array([value(problem, *args) for problem in problems], dtype=float)
 
 
@@ -426,17 +340,17 @@ def _score_group(
             samples=sum(len(p.samples) for p in with_solution),
             samples_evaluated=sum(s.status != PENDING for p in with_solution for s in p.samples),
         ),
-        correct_rate=boot.mean(_per_problem(problems, _correct_share)),
+        correct_rate=boot.mean(per_problem(problems, correct_share)),
         fast_p={
-            column: {p: boot.mean(_per_problem(problems, _fast_share, column, p)) for p in P_VALUES}
+            column: {p: boot.mean(per_problem(problems, fast_share, column, p)) for p in P_VALUES}
             for column in columns
         },
         geomean_speedup={
-            column: boot.geomean(_per_problem(problems, _mean_log_speedup, column)) for column in columns
+            column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns
         },
         fast_p_at_k={
             column: {
-                k: {p: boot.mean(_per_problem(problems, _fast_at_k, column, p, k)) for p in P_VALUES} for k in ks
+                k: {p: boot.mean(per_problem(problems, _fast_at_k, column, p, k)) for p in P_VALUES} for k in ks
             }
             for column in columns
         },
@@ -444,23 +358,7 @@ def _score_group(
     )
 
 
-def _compare_group(
-    pairs: list[tuple[ProblemOutcome, ProblemOutcome]], columns: tuple[str, ...], boot: Bootstrap
-) -> GroupComparison:
-    run_a, run_b = [a for a, _ in pairs], [b for _, b in pairs]
-
-    def difference(value: Callable[..., float], *args: object) -> Difference:
-        a, b = _per_problem(run_a, value, *args), _per_problem(run_b, value, *args)
-        return Difference(float(a.mean()), float(b.mean()), boot.mean(b - a))
-
-    return GroupComparison(
-        n_problems=len(pairs),
-        correct_rate=difference(_correct_share),
-        fast_p={column: {p: difference(_fast_share, column, p) for p in P_VALUES} for column in columns},
-    )
-
-
-def _interval(estimate: Estimate) -> list[float | None]:
+def interval(estimate: Estimate) -> list[float | None]:
     return [estimate.low, estimate.high]
 
 
@@ -475,20 +373,17 @@ def _group_dict(group: GroupScore) -> dict:
         "n_problems": group.n_problems,
         "coverage": asdict(group.coverage),
         "correct_rate": group.correct_rate.value,
-        "correct_rate_ci": _interval(group.correct_rate),
+        "correct_rate_ci": interval(group.correct_rate),
         "fast_p": {column: by_p(e, value) for column, e in group.fast_p.items()},
-        "fast_p_ci": {column: by_p(e, _interval) for column, e in group.fast_p.items()},
+        "fast_p_ci": {column: by_p(e, interval) for column, e in group.fast_p.items()},
         "geomean_speedup": {column: e.value for column, e in group.geomean_speedup.items()},
-        "geomean_speedup_ci": {column: _interval(e) for column, e in group.geomean_speedup.items()},
+        "geomean_speedup_ci": {column: interval(e) for column, e in group.geomean_speedup.items()},
         "fast_p_at_k": {
             column: {str(k): by_p(e, value) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
         },
         "fast_p_at_k_ci": {
-            column: {str(k): by_p(e, _interval) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
+            column: {str(k): by_p(e, interval) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
         },
         "failures": group.failures,
     }
 
-
-def _difference_dict(d: Difference) -> dict:
-    return {"a": d.a, "b": d.b, "difference": d.difference.value, "ci": _interval(d.difference)}
