@@ -204,3 +204,16 @@ def test_a_resumed_run_whose_environment_changed_compares_with_every_value():
     later = replace(a.sessions[0], number=2, manifest=replace(a.sessions[0].manifest, gpu_driver="580"))
     b = replace(a, sessions=[a.sessions[0], later])
     assert [(m.name, m.a, m.b) for m in mismatches(a, b)] == [("gpu_driver", (None,), (None, "580"))]
+
+
+def test_conservative_fast_p_counts_a_candidate_only_when_its_interval_clears_p():
+    run = run_data([("A", 1, [("correct", 2.0)]), ("B", 1, [("correct", 1.1)]), ("C", 1, [("correct", 1.05)])])
+    intervals = {"A": [1.8, 2.2], "B": [0.9, 1.3]}  # C's verdict carries none: it never counts
+    run = replace(run, evaluations=[
+        replace(e, verdict={**e.verdict, "speedup_interval": {"eager": intervals[e.problem_id]}})
+        if e.problem_id in intervals else e for e in run.evaluations])
+    overall = score(outcomes(run), ("eager",)).overall
+    assert overall.fast_p["eager"][1.0].value == pytest.approx(1.0)
+    assert overall.fast_p_conservative["eager"][1.0].value == pytest.approx(1 / 3)  # A: 1.8 > 1
+    assert overall.fast_p_conservative["eager"][0.8].value == pytest.approx(2 / 3)  # and B: 0.9 > 0.8
+    assert score(outcomes(run), ("eager",)).to_dict()["fast_p_conservative"]["eager"]["0.8"] == pytest.approx(2 / 3)

@@ -132,10 +132,13 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
                      *(_cell(group.geomean_speedup[c]) for c in result.columns))
     out.print(rate)
     for column in result.columns:
-        table = Table("p", *(_group_label(key) for key in result.groups), title=f"fast_p over {column}")
-        for p in P_VALUES:
-            table.add_row(f"{p:g}", *(_cell(group.fast_p[column][p]) for group in result.groups.values()))
-        out.print(table)
+        for figure, title in (("fast_p", f"fast_p over {column}"),
+                              ("fast_p_conservative", f"conservative fast_p over {column}: a candidate counts only "
+                                                      "when its speedup interval's lower bound exceeds p")):
+            table = Table("p", *(_group_label(key) for key in result.groups), title=title)
+            for p in P_VALUES:
+                table.add_row(f"{p:g}", *(_cell(getattr(group, figure)[column][p]) for group in result.groups.values()))
+            out.print(table)
         if result.ks:
             at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems")
             for p in P_VALUES:

@@ -17,7 +17,7 @@ agent that keeps its best-judged solution would answer (docs/agent.md).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -37,6 +37,7 @@ ALL = "all"
 class SampleOutcome:
     status: str
     speedup: dict[str, float | None]
+    speedup_low: dict[str, float | None] = field(default_factory=dict)  # the interval's lower bound, per column
 
     @property
     def correct(self) -> bool:
@@ -46,6 +47,16 @@ class SampleOutcome:
         """Correct and faster than the baseline by more than a factor ``p``."""
         speedup = self.speedup.get(column)
         return self.correct and speedup is not None and speedup > p
+
+    def surely_fast(self, column: str, p: float) -> bool:
+        """Correct, and faster than the baseline by more than ``p`` even at its interval's lower bound."""
+        low = self.speedup_low.get(column)
+        return self.correct and low is not None and low > p
+
+    @classmethod
+    def of(cls, status: str, speedup: dict[str, float | None], verdict: dict | None) -> "SampleOutcome":
+        intervals = (verdict or {}).get("speedup_interval") or {}
+        return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds})
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,7 @@ class GroupScore:
     coverage: Coverage
     correct_rate: Estimate
     fast_p: dict[str, dict[float, Estimate]]
+    fast_p_conservative: dict[str, dict[float, Estimate]]  # counting only intervals whose lower bound exceeds p
     geomean_speedup: dict[str, Estimate]
     fast_p_at_k: dict[str, dict[int, dict[float, Estimate]]]
     statuses: dict[str, int]
@@ -134,7 +146,7 @@ def outcomes(data: RunData) -> list[ProblemOutcome]:
         for index in indexes.get(problem.problem_id, [0]):
             record = done.get((problem.problem_id, index))
             samples.append(
-                SampleOutcome(record.status, dict(record.speedup)) if record else SampleOutcome(PENDING, {})
+                SampleOutcome.of(record.status, record.speedup, record.verdict) if record else SampleOutcome(PENDING, {})
             )
         result.append(ProblemOutcome(problem.problem_id, problem.level, problem.sha256, tuple(samples), has_solution))
     return result
@@ -165,7 +177,7 @@ def turn_outcome(turns: Sequence[TurnRecord], turn: int, column: str | None) -> 
     if any(n not in final for n in range(1, turn + 1)):
         return SampleOutcome(PENDING, {})
     best = best_turn(list(final.values()), column)
-    return SampleOutcome(best.status, dict(best.speedup))  # type: ignore[arg-type]
+    return SampleOutcome.of(best.status, best.speedup, best.verdict)  # type: ignore[arg-type]
 
 
 def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
@@ -310,6 +322,10 @@ def fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
     return sum(s.fast(column, p) for s in problem.samples) / len(problem.samples)
 
 
+def surely_fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
+    return sum(s.surely_fast(column, p) for s in problem.samples) / len(problem.samples)
+
+
 def _fast_at_k(problem: ProblemOutcome, column: str, p: float, k: int) -> float:
     return unbiased_at_k(len(problem.samples), sum(s.fast(column, p) for s in problem.samples), k)
 
@@ -345,6 +361,10 @@ def _score_group(
             column: {p: boot.mean(per_problem(problems, fast_share, column, p)) for p in P_VALUES}
             for column in columns
         },
+        fast_p_conservative={
+            column: {p: boot.mean(per_problem(problems, surely_fast_share, column, p)) for p in P_VALUES}
+            for column in columns
+        },
         geomean_speedup={
             column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns
         },
@@ -376,6 +396,8 @@ def _group_dict(group: GroupScore) -> dict:
         "correct_rate_ci": interval(group.correct_rate),
         "fast_p": {column: by_p(e, value) for column, e in group.fast_p.items()},
         "fast_p_ci": {column: by_p(e, interval) for column, e in group.fast_p.items()},
+        "fast_p_conservative": {column: by_p(e, value) for column, e in group.fast_p_conservative.items()},
+        "fast_p_conservative_ci": {column: by_p(e, interval) for column, e in group.fast_p_conservative.items()},
         "geomean_speedup": {column: e.value for column, e in group.geomean_speedup.items()},
         "geomean_speedup_ci": {column: interval(e) for column, e in group.geomean_speedup.items()},
         "fast_p_at_k": {
