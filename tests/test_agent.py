@@ -143,6 +143,29 @@ def test_the_best_judged_turn_is_the_samples_outcome(cli, serve, tmp_path):
     assert outcome.turn == 1 and outcome.speedup == {"eager": 1.8}
 
 
+class RegressingJudge(FakeJudge):
+    """Measures a solution it has judged before 20% slower: a first speedup that was lucky."""
+
+    def __call__(self, problem, solution, *args, **kwargs):
+        again = any(name == solution.path.name for _, name in self.calls)
+        verdict = super().__call__(problem, solution, *args, **kwargs)
+        return dataclasses.replace(verdict, speedup={"eager": verdict.speedup["eager"] * 0.8}) if again else verdict
+
+
+def test_a_best_turn_chosen_by_speed_is_measured_again_before_it_is_scored(cli, serve, tmp_path, monkeypatch):
+    problems = problem_dir(tmp_path / "problems", ["p1"])
+    marks = ["correct 1.8", "correct 1.2"]
+    server = serve(lambda seen, n: code_reply(fake_code(marks[n])))
+    regressing = RegressingJudge()
+    monkeypatch.setattr(cli_runs, "evaluate", regressing)
+    assert ask(cli, server, problems, "--turns", "2").exit_code == 0
+    assert [name for _, name in regressing.calls] == ["turn_1.py", "turn_2.py", "turn_1.py"]
+    with Store(tmp_path / "kbench.db") as store:
+        (outcome,) = store.evaluations("r")
+    assert outcome.turn == 1 and outcome.speedup == {"eager": pytest.approx(1.44)}
+    assert outcome.verdict["selection"] == {"turn": 1, "correct_turns": 2, "selected_speedup": {"eager": 1.8}}
+
+
 class SlowThenInterruptingJudge(FakeJudge):
     """Takes its time with the first candidate (the other replies arrive meanwhile), then is interrupted."""
 

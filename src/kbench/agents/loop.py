@@ -27,8 +27,6 @@ session, recorded to be retried.
 from __future__ import annotations
 
 import json
-import queue
-import threading
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -38,6 +36,7 @@ import torch
 
 from kbench import judge
 from kbench.agents import prompts, reply
+from kbench.agents.pool import Job, RequestPool
 from kbench.agents.prices import Price
 from kbench.agents.prompts import Feedback, PromptError, Template
 from kbench.agents.providers import Provider, Reply, Request
@@ -210,63 +209,6 @@ class _Sample:
     turns: dict[int, TurnRecord] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Job:
-    sample: _Sample
-    turn: int
-    request: Request
-    prompt_record: dict[str, Any]
-
-
-class _Pool:
-    """Threads that ask the provider; answers come back on one queue to the calling
-    thread. Daemon threads, so an interrupted run does not wait for requests in flight
-    (whose replies, not yet stored, are asked again on resumption). A provider that
-    raises (ProviderError: it cannot go on; anything else: a defect) stops the run
-    from the calling thread, with everything stored so far kept."""
-
-    def __init__(self, provider: Provider, workers: int):
-        self.provider = provider
-        self.jobs: queue.Queue[_Job | None] = queue.Queue()
-        self.answers: queue.Queue[tuple[_Job, Reply | BaseException]] = queue.Queue()
-        self.pending = 0
-        self.threads = [threading.Thread(target=self._work, daemon=True, name=f"kbench-ask-{i}")
-                        for i in range(max(1, workers))]
-        for thread in self.threads:
-            thread.start()
-
-    def submit(self, job: _Job) -> None:
-        self.pending += 1
-        self.jobs.put(job)
-
-    def _work(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            try:
-                answer: Reply | BaseException = self.provider.generate(job.request)
-            except Exception as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
-                answer = exc
-            self.answers.put((job, answer))
-
-    def next(self, block: bool) -> tuple[_Job, Reply] | None:
-        """An answer (waiting for one when ``block``); None when none is there."""
-        while True:
-            try:
-                job, answer = self.answers.get(timeout=0.2) if block else self.answers.get_nowait()
-            except queue.Empty:
-                if block:
-                    continue  # short waits, so Ctrl-C is seen promptly
-                return None
-            self.pending -= 1
-            if isinstance(answer, BaseException):
-                raise answer
-            return job, answer
-
-    def close(self) -> None:
-        for _ in self.threads:
-            self.jobs.put(None)
-        self.provider.close()
-
-
 class _Loop:
     def __init__(self, store: Store, name: str, config: RunConfig, session: int, agent: Agent,
                  evaluate: Evaluate, listener: Listener | None):
@@ -275,10 +217,10 @@ class _Loop:
         self.column = config.baselines[0] if config.baselines else None
         self.to_judge: deque[tuple[_Sample, int]] = deque()
         self.made: list[EvaluationRecord] = []
-        self.pool: _Pool | None = None
+        self.pool: RequestPool | None = None
 
     def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
-        self.pool = _Pool(self.agent.provider, self.agent.concurrency)
+        self.pool = RequestPool(self.agent.provider, self.agent.concurrency)
         try:
             for sample in samples:
                 self._next_step(sample)
@@ -323,9 +265,9 @@ class _Loop:
                                           feedback=_feedback(earlier), turn=turn)
         text = self.agent.provider.instructions(text, previous_solution)
         request = Request(text, problem.id, problem.source, sample.index, turn, previous_solution)
-        self.pool.submit(_Job(sample, turn, request, prompt.to_dict()))
+        self.pool.submit(Job(sample, turn, request, prompt.to_dict()))
 
-    def _answered(self, job: _Job, answer: Reply) -> None:
+    def _answered(self, job: Job, answer: Reply) -> None:
         sample, turn = job.sample, job.turn
         base = dict(
             problem_id=sample.problem.id, sample_index=sample.index, turn=turn, session=self.session,
@@ -363,9 +305,7 @@ class _Loop:
 
     def _judge(self, sample: _Sample, turn: int) -> None:
         record = sample.turns[turn]
-        candidate = SampleRecord(sample.problem.id, sample.index, f"turn_{turn}.py",
-                                 f"generated/{sample.problem.id}/sample_{sample.index}/turn_{turn}.py",
-                                 record.sha256 or "", record.source or "")
+        candidate = _turn_solution(sample, record)
         verdict = judge_sample(self.evaluate, self.config, sample.problem, candidate, self.session)
         record = replace(record, status=verdict.status, correct=verdict.correct, reason=verdict.reason,
                          runtime_ms=verdict.runtime_ms, speedup=dict(verdict.speedup), verdict=verdict.verdict,
@@ -397,25 +337,42 @@ class _Loop:
         self._made(outcome)
 
     def _finish(self, sample: _Sample) -> None:
-        """The sample's outcome: its best judged turn (solution into samples, verdict into evaluations)."""
+        """The sample's outcome: its best judged turn (solution into samples, verdict into evaluations).
+
+        A best turn chosen among several correct ones by its measured speedup is judged
+        again, and that verdict is the outcome: the largest of several noisy speedups is
+        biased upward (the winner's curse); an independent measurement of the chosen
+        solution is not. A re-measurement that fails outside the candidate is retried."""
         turns = [sample.turns[t] for t in range(1, self.config.turns + 1)]
         best = best_turn(turns, self.column)
-        verdict = best.verdict or {}
-        outcome = EvaluationRecord(
-            problem_id=sample.problem.id,
-            sample_index=sample.index,
-            status=best.status or "no_code",
-            correct=best.correct,
-            reason=best.reason,
-            runtime_ms=best.runtime_ms,
-            baselines={c: (b or {}).get("runtime_ms") for c, b in (verdict.get("baselines") or {}).items()},
-            speedup=dict(best.speedup),
-            verdict=best.verdict,
-            session=self.session,
-            started_at=turns[0].generated_at,
-            finished_at=now(),
-            turn=best.turn,
-        )
+        rivals = sum(t.correct for t in turns)
+        if rivals > 1 and self.column is not None:
+            remeasured = judge_sample(self.evaluate, self.config, sample.problem, _turn_solution(sample, best),
+                                      self.session)
+            selection = {"turn": best.turn, "correct_turns": rivals, "selected_speedup": dict(best.speedup)}
+            outcome = replace(remeasured, turn=best.turn, started_at=turns[0].generated_at,
+                              verdict={**(remeasured.verdict or {}), "selection": selection})
+            if outcome.status in RETRIED_STATUSES:
+                self.store.record(self.name, outcome)
+                self._made(outcome)
+                return
+        else:
+            verdict = best.verdict or {}
+            outcome = EvaluationRecord(
+                problem_id=sample.problem.id,
+                sample_index=sample.index,
+                status=best.status or "no_code",
+                correct=best.correct,
+                reason=best.reason,
+                runtime_ms=best.runtime_ms,
+                baselines={c: (b or {}).get("runtime_ms") for c, b in (verdict.get("baselines") or {}).items()},
+                speedup=dict(best.speedup),
+                verdict=best.verdict,
+                session=self.session,
+                started_at=turns[0].generated_at,
+                finished_at=now(),
+                turn=best.turn,
+            )
         chosen = SampleRecord(sample.problem.id, sample.index, f"sample_{sample.index}/turn_{best.turn}",
                               self.config.solutions, best.sha256 or "", best.source or "")
         self.store.finish_sample(self.name, chosen, outcome)
@@ -425,6 +382,12 @@ class _Loop:
         self.made.append(outcome)
         if self.listener:
             self.listener.finished(outcome)
+
+
+def _turn_solution(sample: _Sample, record: TurnRecord) -> SampleRecord:
+    return SampleRecord(sample.problem.id, sample.index, f"turn_{record.turn}.py",
+                        f"generated/{sample.problem.id}/sample_{sample.index}/turn_{record.turn}.py",
+                        record.sha256 or "", record.source or "")
 
 
 def _feedback(record: TurnRecord) -> Feedback:
