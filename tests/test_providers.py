@@ -54,7 +54,8 @@ def test_malformed_model_specs_are_named(text, message):
 def test_a_reply_with_its_tokens_and_what_was_sent(serve):
     server = serve(lambda seen, n: Answer(code_reply(fake_code("correct 2.0")), prompt_tokens=1200,
                                           completion_tokens=340))
-    provider = openai(server, sampling=Sampling(temperature=0.2, max_tokens=4000, seed=7))
+    provider = openai(server, sampling=Sampling(temperature=0.2, max_tokens=4000, seed=7, reasoning_effort="high",
+                                                options={"service_tier": "flex"}))
     reply = provider.generate(REQUEST)
     assert reply.ok and "class ModelNew" in reply.text
     assert (reply.input_tokens, reply.output_tokens) == (1200, 340)
@@ -63,6 +64,7 @@ def test_a_reply_with_its_tokens_and_what_was_sent(serve):
     body = server.seen[0].body
     assert body["model"] == "test-model" and body["messages"] == [{"role": "user", "content": "Write ModelNew."}]
     assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.2, 4000, 7) and "top_p" not in body
+    assert (body["reasoning_effort"], body["service_tier"]) == ("high", "flex")
     described = provider.describe()
     assert described["endpoint"].startswith(server.url) and described["client"]["package"] == "openai"
     assert described["sampling"]["temperature"] == 0.2
@@ -109,16 +111,27 @@ def test_an_answer_without_text_is_an_empty_reply(serve):
     assert reply.ok and reply.text == ""
 
 
+THINKING = {"type": "enabled", "budget_tokens": 2048}
+
+
 def test_anthropic_messages(serve):
     server = serve(lambda seen, n: Answer(code_reply(fake_code("correct 1.0")), prompt_tokens=10, completion_tokens=20))
     provider = AnthropicProvider("claude-test", base_url=server.root, key="sk-ant-test", env_file=None, timeout=10.0,
-                                 max_retries=0, sampling=Sampling(temperature=0.5))
+                                 max_retries=0, sampling=Sampling(temperature=0.5, options={"thinking": THINKING}))
     reply = provider.generate(REQUEST)
     assert reply.ok and "ModelNew" in reply.text and (reply.input_tokens, reply.output_tokens) == (10, 20)
     seen = server.seen[0]
     assert seen.path == "/v1/messages"
     assert "sk-ant-test" in (seen.headers.get("x-api-key", ""), seen.headers.get("authorization", "").removeprefix("Bearer "))
     assert seen.body["max_tokens"] == providers.DEFAULT_ANTHROPIC_MAX_TOKENS and seen.body["temperature"] == 0.5
+    assert seen.body["thinking"] == THINKING
+
+
+@pytest.mark.parametrize("setting", [{"seed": 7}, {"reasoning_effort": "high"}])
+def test_anthropic_refuses_a_setting_it_would_not_send(setting):
+    with pytest.raises(ProviderError, match="takes no"):
+        AnthropicProvider("claude-test", base_url="http://127.0.0.1:9", key="k", env_file=None,
+                          sampling=Sampling(**setting))
 
 
 def test_keys_come_from_the_environment_or_a_dot_env_file(tmp_path, monkeypatch):

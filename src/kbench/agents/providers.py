@@ -73,12 +73,21 @@ def parse_model(text: str) -> ModelSpec:
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings sent with each request; None leaves the server's default."""
+    """What each request asks of the model besides the prompt, sent exactly as set (None
+    leaves the server's default). They change what a model writes, so they are part of a
+    run's config and of what ``kbench compare`` checks. ``options``: any other fields of
+    the request body (provider-specific, e.g. Anthropic's ``thinking``), sent as given."""
 
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    reasoning_effort: str | None = None  # OpenAI's reasoning models: minimal, low, medium, high
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def given(self, *names: str) -> dict[str, Any]:
+        """The named settings that are set."""
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -297,13 +306,13 @@ class OpenAIProvider(_ClientProvider):
 
     def generate(self, request: Request) -> Reply:
         s = self.sampling
-        options = {"temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed}
         started = time.monotonic()
         try:
             raw = self.client.chat.completions.with_raw_response.create(
                 model=self.spec.name,
                 messages=[{"role": "user", "content": request.prompt}],
-                **{k: v for k, v in options.items() if v is not None},
+                **s.given("temperature", "top_p", "max_tokens", "seed", "reasoning_effort"),
+                extra_body=s.options or None,
             )
             completion = raw.parse()
             choice = completion.choices[0] if completion.choices else None
@@ -328,21 +337,30 @@ class OpenAIProvider(_ClientProvider):
 class AnthropicProvider(_ClientProvider):
     """The Messages API: one user message per request; the reply is its text blocks joined.
     Temperature and top_p go in the request body as the API takes them (recent clients no
-    longer name them as arguments)."""
+    longer name them as arguments). The API has no seed and no reasoning effort (its
+    extended thinking is an option: ``{"thinking": {...}}``): setting them is refused, not
+    dropped, since a run must send what it records."""
 
     package = "anthropic"
     client_class = "Anthropic"
+    unsupported = ("seed", "reasoning_effort")
+
+    def __init__(self, model: str, **kwargs: Any):
+        refused = (kwargs.get("sampling") or Sampling()).given(*self.unsupported)
+        if refused:
+            raise ProviderError(f"anthropic/{model}: the Messages API takes no {' and no '.join(refused)}; "
+                                'for extended thinking pass the option thinking={"type": "enabled", ...}')
+        super().__init__(model, **kwargs)
 
     def generate(self, request: Request) -> Reply:
         s = self.sampling
-        options = {"temperature": s.temperature, "top_p": s.top_p}
         started = time.monotonic()
         try:
             raw = self.client.messages.with_raw_response.create(
                 model=self.spec.name,
                 max_tokens=s.max_tokens or DEFAULT_ANTHROPIC_MAX_TOKENS,
                 messages=[{"role": "user", "content": request.prompt}],
-                extra_body={k: v for k, v in options.items() if v is not None} or None,
+                extra_body={**s.given("temperature", "top_p"), **s.options} or None,
             )
             message = raw.parse()
             text = "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", "") == "text")
