@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==$(TORCH_VERSION)"
-	$(PY) -m pip install -q -e ".[triton,test,level4]"
+	$(PY) -m pip install -q -e ".[triton,test,level4,report]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,0 +1,271 @@
+"""The HTML report of one or more runs: one self-contained file that opens offline.
+
+Plots are plotly figures, with the plotly.js bundle inlined once in the page (no
+CDN: a report is archived and mailed, and must open years later without a
+network); the page is a jinja2 template (``report.html.j2``) with a few lines of
+plain JavaScript to sort the per-problem tables. plotly is an optional
+dependency (``pip install -e '.[report]'``) imported only when a report is
+rendered, so the judge and the GPU machines never need it.
+
+The figures are the ones ``kbench score`` and ``kbench compare`` print
+(``kbench.runs.score``), and the rows are ``kbench show``'s (``kbench.runs.views``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import kbench
+from kbench.runs.comparison import Mismatch, RunComparison, compare, mismatches
+from kbench.runs.manifest import Manifest, now
+from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.score import (
+    ALL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    P_VALUES,
+    Estimate,
+    Score,
+    columns_of,
+    outcomes,
+    score,
+)
+from kbench.runs.views import (
+    RunSummary,
+    SampleRow,
+    estimate_text,
+    sample_rows,
+    speedup_text,
+    summarize,
+)
+
+TEMPLATE = "report.html.j2"
+FIGURE_HEIGHT = 420
+CPU_NOTE = ("judged on a CPU: Triton kernels ran through Triton's interpreter and C++ on the CPU, so the speedups "
+            "are CPU timings and say nothing about how fast the kernels are on a GPU")
+
+
+class MissingDependency(Exception):
+    """plotly or jinja2 is not installed where the report is rendered."""
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """What the page says about one run."""
+
+    summary: RunSummary
+    score: Score
+    rows: list[SampleRow]
+    manifest: list[tuple[str, str]]  # the manifest's main fields, labelled
+    manifest_json: str  # the whole first session's manifest
+    notes: list[str]  # what a reader must know before trusting the figures
+
+
+@dataclass(frozen=True)
+class ComparisonSection:
+    run_a: str
+    run_b: str
+    comparison: RunComparison  # its ``flipped``: the shared problems whose status differs
+    mismatches: list[Mismatch]  # settings that differ: the difference is not only the solutions
+
+
+def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> str:
+    """The whole HTML page for ``runs``; with several, each later run is compared with the first."""
+    go, plotly_js, jinja2 = _dependencies()
+    sections = [_section(data, resamples, seed) for data in runs]
+    comparisons = [_comparison(runs[0], data, resamples, seed) for data in runs[1:]]
+    figures = {
+        "fast_p": _html(_fast_p_figure(go, sections)),
+        "speedups": _html(_speedup_figure(go, sections)),
+        "comparisons": [_html(_comparison_figure(go, c)) for c in comparisons],
+    }
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                     lstrip_blocks=True)
+    environment.filters.update(estimate=estimate_text, speedup=speedup_text, sort_key=sort_key)
+    template = environment.from_string(resources.files("kbench.runs").joinpath(TEMPLATE).read_text())
+    return template.render(
+        title="kbench report: " + ", ".join(data.run.name for data in runs),
+        generated_at=now(),
+        kbench_version=kbench.__version__,
+        plotly_js=jinja2.utils.markupsafe.Markup(plotly_js),
+        sections=sections,
+        comparisons=comparisons,
+        figures={key: _markup(jinja2, value) for key, value in figures.items()},
+        p_values=P_VALUES,
+        all_key=ALL,
+        statuses_retried=sorted(RETRIED_STATUSES),
+    )
+
+
+def _dependencies() -> tuple[Any, str, Any]:
+    """plotly's graph objects, the plotly.js bundle and jinja2, or a one-line way to get them."""
+    try:
+        import jinja2
+        import plotly.graph_objects as go
+        from plotly.offline import get_plotlyjs
+    except ImportError as exc:
+        raise MissingDependency(
+            f"the HTML report needs plotly and jinja2 ({exc.name or exc} is missing): pip install -e '.[report]' "
+            f"(for this environment: {sys.executable} -m pip install -e '.[report]')"
+        ) from exc
+    return go, get_plotlyjs(), jinja2
+
+
+def _markup(jinja2: Any, value: str | list[str]) -> Any:
+    if isinstance(value, list):
+        return [jinja2.utils.markupsafe.Markup(v) for v in value]
+    return jinja2.utils.markupsafe.Markup(value)
+
+
+def _html(figure: Any) -> str:
+    """A figure's div and script, without plotly.js (the page carries it once)."""
+    figure.update_layout(height=FIGURE_HEIGHT, template="plotly_white", margin=dict(l=60, r=20, t=50, b=50))
+    return figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False, "responsive": True})
+
+
+def _section(data: RunData, resamples: int, seed: int) -> RunSection:
+    result = score(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
+    manifest = data.sessions[0].manifest
+    return RunSection(
+        summary=summarize(data),
+        score=result,
+        rows=sample_rows(data),
+        manifest=manifest_fields(manifest),
+        manifest_json=json.dumps(finite(manifest.to_dict()), indent=2, default=str),
+        notes=_notes(data, result),
+    )
+
+
+def manifest_fields(manifest: Manifest) -> list[tuple[str, str]]:
+    """The fields a reader checks first: what ran, on what, with which software and settings."""
+    config = manifest.config
+    revision = (manifest.git_revision or "unknown")[:12] + (" (dirty)" if manifest.git_dirty else "")
+    gpu = " ".join(filter(None, [manifest.gpu_name, f"driver {manifest.gpu_driver}" if manifest.gpu_driver else ""]))
+    fields = [
+        ("kbench", f"{manifest.kbench_version} at {revision}"),
+        ("command", " ".join(manifest.command)),
+        ("captured", manifest.captured_at),
+        ("solutions", config.solutions if config.source == "replay" else f"{config.solutions} ({config.source})"),
+        ("selection", ", ".join(config.selection)),
+        ("device", config.device),
+        ("GPU", gpu or "-"),
+        ("CPU", manifest.cpu or "-"),
+        ("host", manifest.hostname or "-"),
+        ("size, dtype", f"{config.size}, {config.dtype}"),
+        ("trials, timeout", f"{config.trials}, {config.timeout:g} s"),
+        ("policy", config.policy),
+        ("baseline columns", ", ".join(config.baselines)),
+        ("timing", "CUDA-graph replays" if config.cuda_graph else "calls"),
+        ("samples, turns", f"{config.samples}, {config.turns}"),
+        ("sandbox", str(manifest.sandbox.get("kind", "-")) if config.sandbox else "none (--no-sandbox)"),
+        ("software", ", ".join(f"{name} {value}" for name, value in (
+            ("Python", manifest.python), ("torch", manifest.torch), ("Triton", manifest.triton),
+            ("CUDA", manifest.cuda), ("cuDNN", manifest.cudnn)) if value)),
+        ("platform", manifest.platform or "-"),
+        ("suite sha256", config.suite_sha256),
+        ("solutions sha256", config.solutions_sha256),
+    ]
+    return [(label, value) for label, value in fields if value]
+
+
+def _notes(data: RunData, result: Score) -> list[str]:
+    coverage = result.overall.coverage
+    notes = []
+    if not data.run.config.sandbox:
+        notes.append("not sandboxed (--no-sandbox): candidates ran with the judge's privileges; these scores are not "
+                     "proof against candidates that reach outside their process")
+    if data.run.config.device == "cpu":
+        notes.append(CPU_NOTE)
+    unfinished = coverage.problems - coverage.evaluated
+    if unfinished:
+        notes.append(f"incomplete: {unfinished} problem{'s' * (unfinished > 1)} not fully evaluated count as failures")
+    retried = sum(n for status, n in result.overall.statuses.items() if status in RETRIED_STATUSES)
+    if retried:
+        notes.append(f"{retried} evaluations failed outside the candidate ({', '.join(sorted(RETRIED_STATUSES))}) "
+                     "and count as failures until the run is resumed")
+    first = data.sessions[0].manifest
+    for session in data.sessions[1:]:
+        changes = session.manifest.changes_from(first)
+        if changes:
+            described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
+            notes.append(f"session {session.number} ran in a different environment: {described}")
+    return notes
+
+
+def _comparison(data_a: RunData, data_b: RunData, resamples: int, seed: int) -> ComparisonSection:
+    columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
+    result = compare(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
+    return ComparisonSection(data_a.run.name, data_b.run.name, result, mismatches(data_a, data_b))
+
+
+def _label(section: RunSection, column: str, several_runs: bool) -> str:
+    return f"{section.summary.name}: {column}" if several_runs else column
+
+
+def _error_bars(estimates: list[Estimate]) -> dict[str, Any]:
+    """Asymmetric error bars from the bootstrap intervals."""
+    return dict(type="data", symmetric=False,
+                array=[(e.high - e.value) if e.high is not None and e.value is not None else 0 for e in estimates],
+                arrayminus=[(e.value - e.low) if e.low is not None and e.value is not None else 0 for e in estimates])
+
+
+def _fast_p_figure(go: Any, sections: list[RunSection]) -> Any:
+    figure = go.Figure()
+    several = len(sections) > 1
+    for section in sections:
+        for column in section.score.columns:
+            estimates = [section.score.overall.fast_p[column][p] for p in P_VALUES]
+            figure.add_trace(go.Scatter(x=list(P_VALUES), y=[e.value for e in estimates], mode="lines+markers",
+                                        name=_label(section, column, several), error_y=_error_bars(estimates)))
+    confidence = sections[0].score.confidence
+    figure.update_layout(title=f"fast_p against p, all problems ({confidence:.0%} bootstrap intervals)",
+                         xaxis_title="p: the speedup over the baseline column a correct solution must exceed",
+                         yaxis_title="fast_p", yaxis_range=[-0.02, 1.02])
+    return figure
+
+
+def _speedup_figure(go: Any, sections: list[RunSection]) -> Any:
+    figure = go.Figure()
+    several = len(sections) > 1
+    for section in sections:
+        for column in section.score.columns:
+            correct = [r for r in section.rows if r.status == "correct" and r.speedup.get(column)]
+            figure.add_trace(go.Box(
+                y=[r.speedup[column] for r in correct], text=[r.problem_id for r in correct],
+                name=_label(section, column, several), boxpoints="all", jitter=0.4, pointpos=0,
+                hovertemplate="%{text}: %{y:.3g}x<extra></extra>",
+            ))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="grey")
+    figure.update_layout(title="speedups of correct samples (log scale; 1 = as fast as the baseline)",
+                         yaxis_type="log", yaxis_title="speedup (baseline time / candidate time)", showlegend=False)
+    if not any(trace.y for trace in figure.data):
+        figure.add_annotation(text="no correct sample: no speedup to show", showarrow=False,
+                              xref="paper", yref="paper", x=0.5, y=0.5)
+    return figure
+
+
+def _comparison_figure(go: Any, section: ComparisonSection) -> Any:
+    figure = go.Figure()
+    result = section.comparison
+    if ALL in result.groups:
+        group = result.groups[ALL]
+        labels = ["correct"] + [f"fast_{p:g}" for p in P_VALUES]
+        for column in result.columns:
+            differences = [group.correct_rate] + [group.fast_p[column][p] for p in P_VALUES]
+            estimates = [d.difference for d in differences]
+            figure.add_trace(go.Scatter(x=labels, y=[e.value for e in estimates], mode="markers", name=column,
+                                        error_y=_error_bars(estimates), marker_size=10))
+    figure.add_hline(y=0.0, line_color="grey")
+    figure.update_layout(title=f"{section.run_b} - {section.run_a}, paired over shared problems "
+                         f"({result.confidence:.0%} bootstrap intervals)", yaxis_title="difference B - A")
+    return figure
+
+
+def sort_key(value: float | None) -> str:
+    """What a table cell sorts by: the number, or empty (sorted last) when there is none."""
+    return "" if value is None or not math.isfinite(value) else repr(float(value))
