@@ -73,7 +73,7 @@ def test_show_problem_gives_the_whole_verdict_and_the_output_tail(store):
     assert "level1/gelu" in out and "sample #0: 0.py" in out and ": incorrect" in out
     assert GELU_REASON.splitlines()[1].strip() in out  # the reason whole, not its first line only
     assert "max abs error 0.5, max rel error 0.25" in out
-    assert "trial 0: failed values max abs error 0.5" in out
+    assert "trial 0: failed (values): max abs error 0.5" in out
     assert f"output tail ({len(GELU_TAIL)} bytes)" in out
     assert all(line in out for line in GELU_TAIL.splitlines())
 

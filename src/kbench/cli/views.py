@@ -158,9 +158,11 @@ def _print_evaluation(console: Console, sample: views.SampleDetail) -> None:
             _print_block(console, "verdict", json.dumps(finite(evaluation.verdict), indent=2))
         return
     print_verdict(console, replace(verdict, output_tail=""))  # the tail follows whole, whatever the status
-    for trial in verdict.trials:
-        console.print(f"  trial {trial.index}: {'ok' if trial.ok else 'failed'} {trial.check} {trial.detail}".rstrip(),
-                      markup=False)
+    if not all(trial.ok for trial in verdict.trials):  # all matching, the reason says so already
+        for trial in verdict.trials:
+            outcome = "ok" if trial.ok else f"failed ({trial.check})"
+            console.print(f"  trial {trial.index}: {outcome}" + (f": {trial.detail}" if trial.detail else ""),
+                          markup=False)
     if verdict.output_tail.strip():
         _print_block(console, f"output tail ({verdict.output_bytes} bytes)", verdict.output_tail)
 
