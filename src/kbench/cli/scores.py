@@ -23,7 +23,6 @@ from kbench.runs.score import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     P_VALUES,
-    Estimate,
     Score,
     columns_of,
     outcomes,
@@ -31,6 +30,7 @@ from kbench.runs.score import (
 )
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
+from kbench.runs.views import estimate_text
 
 console = Console()
 SEED_OPTION = typer.Option(DEFAULT_SEED, help="Seed of the bootstrap resampling.")
@@ -90,15 +90,6 @@ def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | Non
 TURN_KEYS = ("n_problems", "coverage", "correct_rate", "correct_rate_ci", "fast_p", "fast_p_ci", "failures")
 
 
-def _cell(estimate: Estimate, signed: bool = False) -> str:
-    if estimate.value is None:
-        return "-"
-    form = "+.3f" if signed else ".3f"
-    if estimate.low is None:
-        return format(estimate.value, form)
-    return f"{estimate.value:{form}} [{estimate.low:{form}}, {estimate.high:{form}}]"
-
-
 def _group_label(key: str) -> str:
     return "all" if key == ALL else f"level {key}"
 
@@ -128,8 +119,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     rate = Table("", "problems", "correct", *(f"geomean speedup ({c})" for c in result.columns),
                  title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
     for key, group in result.groups.items():
-        rate.add_row(_group_label(key), str(group.n_problems), _cell(group.correct_rate),
-                     *(_cell(group.geomean_speedup[c]) for c in result.columns))
+        rate.add_row(_group_label(key), str(group.n_problems), estimate_text(group.correct_rate),
+                     *(estimate_text(group.geomean_speedup[c]) for c in result.columns))
     out.print(rate)
     for column in result.columns:
         for figure, title in (("fast_p", f"fast_p over {column}"),
@@ -137,12 +128,12 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
                                                       "when its speedup interval's lower bound exceeds p")):
             table = Table("p", *(_group_label(key) for key in result.groups), title=title)
             for p in P_VALUES:
-                table.add_row(f"{p:g}", *(_cell(getattr(group, figure)[column][p]) for group in result.groups.values()))
+                table.add_row(f"{p:g}", *(estimate_text(getattr(group, figure)[column][p]) for group in result.groups.values()))
             out.print(table)
         if result.ks:
             at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems")
             for p in P_VALUES:
-                at_k.add_row(f"{p:g}", *(_cell(overall.fast_p_at_k[column][k][p]) for k in result.ks))
+                at_k.add_row(f"{p:g}", *(estimate_text(overall.fast_p_at_k[column][k][p]) for k in result.ks))
             out.print(at_k)
     if data.turns:
         _print_generation(out, data, result, by_turn)
@@ -169,9 +160,9 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
         for column in result.columns:
             table = Table("p", *(f"turn {t}" for t in by_turn), title=f"fast_p after each turn over {column}, "
                           "all problems (a sample's best judged turn so far)")
-            table.add_row("correct", *(_cell(s.overall.correct_rate) for s in by_turn.values()))
+            table.add_row("correct", *(estimate_text(s.overall.correct_rate) for s in by_turn.values()))
             for p in P_VALUES:
-                table.add_row(f"{p:g}", *(_cell(s.overall.fast_p[column][p]) for s in by_turn.values()))
+                table.add_row(f"{p:g}", *(estimate_text(s.overall.fast_p[column][p]) for s in by_turn.values()))
             out.print(table)
     used = agent.usage(data.turns)
     cost = f"${used.cost_usd:.4f}" + (f" ({used.cost_unknown} replies of unknown cost not counted)"
