@@ -19,6 +19,7 @@ FLAGS = (
     "input_insensitive",
     "weight_insensitive",
     "nondeterministic",
+    "random_in_forward",
     "tolerance_too_tight",
     "tolerance_too_loose",
     "runtime_out_of_range",
@@ -58,6 +59,11 @@ def flags_from_facts(facts: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
                 f"two calls on the same inputs differ by up to {share:.3g} of the tolerance "
                 f"(more than 1/{LOOSE_FACTOR:g} of it: not only the order of a sum)"
             )
+    if facts.get("random_in_forward"):
+        reasons["random_in_forward"] = (
+            "forward draws random numbers (a call moved the global random generator): its outputs depend on "
+            "the random stream, so a correct kernel that draws differently, or not at all, fails"
+        )
     float64 = facts.get("float64")
     if float64 and determinism and not determinism["comparison"]["ok"]:
         float64 = None  # a reference that disagrees with itself says nothing about its dtype

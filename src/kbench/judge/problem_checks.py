@@ -83,7 +83,9 @@ class _Checks:
 
         # (4) determinism: a second call at once, on a copy of the same inputs (a
         # forward may modify its inputs; drawing them again would reseed the RNG).
+        drawn_before = _rng_states(self.device)
         again = session.forward(copies)
+        facts["random_in_forward"] = not _same_states(drawn_before, _rng_states(self.device))
         facts["determinism"] = {
             "bitwise_equal": _bitwise_equal(out0, again),
             "comparison": self.compare(out0, again),
@@ -188,6 +190,18 @@ class _Checks:
         if self.device.type == "cuda":
             return torch.cuda.get_device_properties(self.device).total_memory
         return int(self.msg["host_memory_bytes"])
+
+
+def _rng_states(device: torch.device) -> list[torch.Tensor]:
+    """The global random generators a forward could draw from (the host's, and the device's)."""
+    states = [torch.get_rng_state()]
+    if device.type == "cuda":
+        states.append(torch.cuda.get_rng_state(device))
+    return states
+
+
+def _same_states(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
 
 
 def _state(model: torch.nn.Module) -> list[torch.Tensor]:
