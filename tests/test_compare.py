@@ -98,3 +98,15 @@ def test_a_verdict_with_infinite_and_nan_errors_is_strict_json_and_reads_back():
     data = json.loads(verdict.to_json(), parse_constant=lambda name: pytest.fail(f"non-standard JSON {name}"))
     assert float(data["max_rel_error"]) == math.inf and math.isnan(float(data["max_abs_error"]))
     assert float(data["trials"][0]["max_rel_error"]) == math.inf
+
+
+def test_an_error_where_the_expected_value_is_0_reads_as_an_absolute_error():
+    expected = torch.tensor([0.0, 1.0, 2.0])
+    result = check(expected, torch.tensor([0.5, 1.0, 2.0]))
+    assert result.check == "values" and result.max_abs_error == 0.5
+    assert "max abs error 0.5 (where the expected value is 0)" in result.detail
+    # the relative error leaves out the expected 0 (no 1e+37), and says over which elements it is taken
+    assert result.max_rel_error == 0.0 and "max rel error 0 (where |expected| >= atol)" in result.detail
+    all_zero = check(torch.zeros(3), torch.full((3,), 0.5))
+    assert all_zero.max_rel_error is None
+    assert "no relative error (no element with |expected| >= atol)" in all_zero.detail

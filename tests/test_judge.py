@@ -29,11 +29,19 @@ CASES = [
 ]
 
 
+# Tracebacks name the solution's own file and line, not the evaluation's private copy.
+OWN_FRAMES = {"raises_in_forward": 'raises_in_forward.py", line 12, in forward',
+              "syntax_error": 'syntax_error.py", line 3'}
+
+
 @pytest.mark.parametrize("name, status, reason", CASES, ids=[c[0] for c in CASES])
 def test_fixture_gets_its_verdict(name, status, reason):
     verdict = kbench.evaluate(PROBLEM, SOLUTIONS / f"{name}.py", "cpu", measure_time=False, trials=2, policy="off")
     assert verdict.status == status, verdict.reason
     assert reason in verdict.reason
+    assert "kbench-" not in verdict.reason and "kbench/judge/worker.py" not in verdict.reason, verdict.reason
+    if name in OWN_FRAMES:
+        assert f'  File "{SOLUTIONS}/{OWN_FRAMES[name]}' in verdict.reason, verdict.reason
     assert verdict.correct is False
     assert verdict.runtime_ms is None and verdict.speedup == {"eager": None}
 
@@ -223,3 +231,54 @@ def test_the_work_counts_are_those_of_the_size_the_model_was_resized_to():
         resized = worker.request({"op": "resize", "size": "default", "init_seed": 1}, time.monotonic() + 120,
                                  "resizing")
     assert resized["ok"] and resized["work"]["bytes"] > small["work"]["bytes"] > 0
+
+
+def test_a_traceback_keeps_the_solutions_frames_and_where_the_error_was_raised():
+    from kbench.judge.tracebacks import for_author
+
+    copy = "/dev/shm/kbench-abc/solution.py"
+    frame = '  File "{}", line {}, in {}\n    {}\n'
+    raw = ("forward: RuntimeError: boom\nTraceback (most recent call last):\n"
+           + frame.format("/x/kbench/judge/worker.py", 206, "_one_call", "out = call(args)")
+           + frame.format("/x/torch/nn/modules/module.py", 1789, "_call_impl", "return forward_call(*args)")
+           + frame.format(copy, 12, "forward", "y = self.inner(x)")
+           + frame.format("/x/torch/nn/modules/module.py", 1789, "_call_impl", "return forward_call(*args)")
+           + frame.format(copy, 5, "forward", "return torch.mm(x, x)")
+           + frame.format("/x/torch/functional.py", 10, "mm", "raise RuntimeError('boom')")
+           + "RuntimeError: boom")
+    assert for_author(raw, copy, "/home/me/kernel.py") == (
+        "forward: RuntimeError: boom\n"
+        "Traceback (most recent call last; 3 frame(s) of kbench, torch or other libraries hidden):\n"
+        + frame.format("/home/me/kernel.py", 12, "forward", "y = self.inner(x)")
+        + frame.format("/home/me/kernel.py", 5, "forward", "return torch.mm(x, x)")
+        + frame.format("/x/torch/functional.py", 10, "mm", "raise RuntimeError('boom')")
+        + "RuntimeError: boom")
+    harness_only = ("init: TypeError: takes 1 argument\nTraceback (most recent call last):\n"
+                    + frame.format("/x/kbench/judge/worker.py", 139, "make_model", "self.model_class(*init)")
+                    + "TypeError: takes 1 argument")
+    assert "worker.py" not in for_author(harness_only, copy, "kernel.py")
+    assert for_author(harness_only, copy, "kernel.py").endswith("hidden):\nTypeError: takes 1 argument")
+
+
+def test_basic_errors_come_before_the_style_rules_and_cheating_is_still_rejected_unrun(tmp_path):
+    """Under the default (strict) policy: a file without ModelNew is a load error and
+    a wrong plain-PyTorch answer is incorrect (the style rule that would reject them
+    is a flag); a right one is rejected by the style rule once its trials pass; a
+    rule against cheating still rejects before anything of the solution runs."""
+    from kbench.judge.guard import AFTER_TRIALS
+
+    no_model = kbench.evaluate(PROBLEM, SOLUTIONS / "no_model_new.py", "cpu", measure_time=False, trials=1)
+    assert no_model.status == "compile_error" and "defines no ModelNew" in no_model.reason, no_model.reason
+    assert any(flag.startswith("no-kernel: ") and "once the solution passes its trials" in flag
+               for flag in no_model.flags), no_model.flags
+    plain = tmp_path / "plain.py"
+    plain.write_text((SOLUTIONS / "wrong_values.py").read_text().replace(
+        "torch.tanh(x @ self.linear.weight.t())", "torch.tanh(self.linear(x))"))
+    right = kbench.evaluate(PROBLEM, plain, "cpu", measure_time=False, trials=2)
+    assert right.status == "rejected" and right.reason.split(":")[0] in AFTER_TRIALS, right.reason
+    assert [t.ok for t in right.trials] == [True, True]
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text((SOLUTIONS / "wrong_values.py").read_text() + "\nimport threading\n")
+    rejected = kbench.evaluate(PROBLEM, cheat, "cpu", measure_time=False, trials=1)
+    assert rejected.status == "rejected" and rejected.reason.startswith("threads: "), rejected.reason
+    assert rejected.trials == [] and rejected.phase_seconds == {}  # nothing of it ran

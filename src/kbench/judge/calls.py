@@ -94,11 +94,13 @@ class CallDriver:
     """Drives one ``calls`` command of a worker (pass it to ``Worker.request``).
 
     ``seeds`` gives each call's seed (a ``SeedFeed``: fresh, or those another
-    worker was timed on); ``rule`` says how many calls; ``checks`` which to save.
+    worker was timed on); ``rule`` says how many calls; ``checks`` which to save;
+    ``on_call`` is told of each call as it is handed out, before the judge's clock
+    for it starts (a progress display of the trials).
     """
 
     def __init__(self, settings: TimingSettings, seeds: Callable[[], int], checks: Checks | None = None,
-                 deadline: float | None = None):
+                 deadline: float | None = None, on_call: Callable[[Call], None] | None = None):
         self.rule = StopRule(settings, deadline)
         self.seeds = seeds
         self.checks = checks
@@ -109,6 +111,7 @@ class CallDriver:
         self._sent_at = 0.0
         self._called_at: float | None = None  # when the open call was reported returned
         self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
+        self.on_call = on_call
 
     def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
         """The judge's order in answer to a worker's report."""
@@ -174,6 +177,8 @@ class CallDriver:
             self.finished = True
             return {"stop": True}
         self.open = Call(index=len(self.calls), seed=self.seeds(), kind=self._upcoming)
+        if self.on_call is not None:
+            self.on_call(self.open)
         self._sent_at = time.monotonic()
         return {"seed": self.open.seed}
 

@@ -49,6 +49,11 @@ class Comparison:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
 
+    def errors(self) -> dict[str, Any]:
+        """What a verdict's trial keeps of the comparison."""
+        return {"check": self.check, "detail": self.detail, "max_abs_error": self.max_abs_error,
+                "max_rel_error": self.max_rel_error}
+
 
 def leaves(obj: Any, path: str = "output") -> tuple[list[tuple[str, Any]], list[str]]:
     """(path, leaf) pairs and a structural signature of a nested output.
@@ -91,7 +96,7 @@ def compare_outputs(
             "structure",
             f"expected {_describe(expected)}, got {_describe(actual)}",
         )
-    worst_abs, worst_rel = 0.0, 0.0
+    worst_abs, worst_rel = 0.0, None
     for (where, want), (_, got) in zip(expected_leaves, actual_leaves):
         if not isinstance(want, torch.Tensor):
             if type(got) is not type(want) or got != want:
@@ -119,7 +124,8 @@ def compare_outputs(
         if not result.ok:
             return result
         worst_abs = max(worst_abs, result.max_abs_error or 0.0)
-        worst_rel = max(worst_rel, result.max_rel_error or 0.0)
+        if result.max_rel_error is not None:
+            worst_rel = max(worst_rel or 0.0, result.max_rel_error)
     return Comparison(True, "ok", "all outputs match", worst_abs, worst_rel)
 
 
@@ -159,20 +165,39 @@ def _compare_values(where: str, want: torch.Tensor, got: torch.Tensor, tol: dict
     magnitude = want.abs().nan_to_num_(0.0, 0.0, 0.0)
     max_abs = float(diff.max())
     bad = diff > tol["atol"] + tol["rtol"] * magnitude
-    max_rel = float((diff / magnitude.clamp_min_(torch.finfo(work).tiny)).max())
+    max_rel = _max_rel_error(diff, magnitude, max(tol["atol"], torch.finfo(work).tiny))
     if bool(bad.any()):
         index = _first_index(bad)
+        worst_at_zero = float(want.flatten()[int(diff.flatten().argmax())]) == 0.0
         return Comparison(
             False,
             "values",
             f"{where}: {int(bad.sum())} of {want.numel()} element(s) outside "
-            f"atol={tol['atol']:g} rtol={tol['rtol']:g}; max abs error {max_abs:.6g}, "
-            f"max rel error {max_rel:.6g} (first at {index}: expected "
-            f"{want[index].item():.8g}, got {got[index].item():.8g})",
+            f"atol={tol['atol']:g} rtol={tol['rtol']:g}; max abs error {max_abs:.6g}"
+            f"{' (where the expected value is 0)' if worst_at_zero else ''}, {_rel_text(max_rel, tol['atol'])} "
+            f"(first at {index}: expected {want[index].item():.8g}, got {got[index].item():.8g})",
             max_abs,
             max_rel,
         )
     return Comparison(True, "ok", "", max_abs, max_rel)
+
+
+def _max_rel_error(diff: torch.Tensor, magnitude: torch.Tensor, floor: float) -> float | None:
+    """The largest relative error over the elements whose expected magnitude is at
+    least ``floor`` (the absolute tolerance): below it the absolute error is what
+    is judged, and dividing by an expected value near 0 gives meaningless numbers
+    (4e+37 for an expected 0). None when no element is that large."""
+    small = magnitude < floor
+    if bool(small.all()):
+        return None
+    return float((diff / magnitude.clamp_min_(floor)).masked_fill_(small, 0.0).max())
+
+
+def _rel_text(max_rel: float | None, atol: float) -> str:
+    where = "|expected| >= atol" if atol > 0 else "expected not 0"
+    if max_rel is None:
+        return f"no relative error (no element with {where})"
+    return f"max rel error {max_rel:.6g} (where {where})"
 
 
 def _first_index(mask: torch.Tensor) -> tuple[int, ...]:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+SHM_MIN_FREE_BYTES = 16 << 30
+
 
 def cache_dir() -> Path:
     """Where compiled extensions are kept between evaluations (keyed by content)."""
@@ -61,3 +63,14 @@ def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
+
+
+def scratch_root() -> str | None:
+    """Where an evaluation's private folder goes. Outputs travel through files:
+    keep them in memory (/dev/shm) where it is roomy."""
+    try:
+        stats = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    roomy = stats.f_bavail * stats.f_frsize >= SHM_MIN_FREE_BYTES
+    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None

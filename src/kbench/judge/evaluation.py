@@ -14,36 +14,34 @@ applied here, under the evaluation's policy.
 
 from __future__ import annotations
 
-import functools
-import os
 import secrets
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
+from kbench.judge import tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
-from kbench.judge.devices import resolve_device, worker_env
-from kbench.judge.guard import DEFAULT_POLICY, Finding, action, check_policy
+from kbench.judge.devices import resolve_device, scratch_root, worker_env
+from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost, candidate_worker
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
-from kbench.judge.timing import TimingSettings, check_settings, pooled, speedup_interval
+from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
 DEFAULT_TRIALS = 5
 DEFAULT_TIMEOUT = 300.0
 CHECK_MARGIN_SECONDS = 5.0
-SHM_MIN_FREE_BYTES = 16 << 30
 
 # Which status a failure in each worker phase gets.
 PHASE_STATUS = {
@@ -79,6 +77,7 @@ def evaluate(
     baselines: tuple[str, ...] | list[str] = ("eager",),
     baseline_cache: Path | None | bool = True,
     sandbox: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -95,6 +94,8 @@ def evaluate(
     very environment, and stored there when measured now. The candidate runs
     in an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can
     be set up here, unless ``sandbox=False`` (recorded in the verdict).
+    ``progress`` is told each step as it starts ("trial 2 of 5"), for a display:
+    never inside a timed call, and nothing it does changes the verdict.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -109,6 +110,7 @@ def evaluate(
     evaluation.reference_side.columns = check_columns(list(baselines), device)
     evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
     evaluation.sandbox = confinement
+    evaluation.tell = progress or evaluation.tell
     return evaluation.run(measure_time)
 
 
@@ -131,20 +133,26 @@ class _Evaluation:
         self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
         self.policy = policy
         self.flags: list[str] = []
+        self.style_findings: list[Finding] = []
+        self.copy_path = ""  # the solution's copy in the evaluation's private folder
+        self.tell: Callable[[str], None] = lambda step: None  # evaluate's progress
         self.sandbox: Sandbox | None = None
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
         self.deadline = started + self.timeout
         self.reference_side.deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
+        findings = check_source(self.solution.source, reference_source=self.problem.source)
+        self.style_findings = [f for f in findings if f.rule in AFTER_TRIALS]  # once the trials pass
         try:
-            self._consider(check_source(self.solution.source, reference_source=self.problem.source))
+            self._consider([f for f in findings if f.rule not in AFTER_TRIALS])
         except _Verdict as verdict:  # rejected before anything runs
             return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
-        with tempfile.TemporaryDirectory(prefix="kbench-", dir=_scratch_root()) as tmp:
+        with tempfile.TemporaryDirectory(prefix="kbench-", dir=scratch_root()) as tmp:
             self.tmp = Path(tmp)
             solution_path = self.tmp / "solution.py"
             solution_path.write_text(self.solution.source)
+            self.copy_path = str(solution_path)
             reference = Worker(worker_env(self.device))  # the problem's own needs: the default limit
             candidate = candidate_worker(self.device, self.solution.sha256, self.tmp, self.sandbox, self.memory_limit)
             try:
@@ -164,6 +172,7 @@ class _Evaluation:
         try:
             reference.send({**load, "role": "reference"})
             candidate.send({**load, "role": "candidate"})
+            self.tell("loading the problem, building and loading the solution")
             with self._phase("load"):
                 ref_loaded = self.reference_side.ask(reference, "loading the problem")
                 loaded = self._ask_candidate(candidate, "building and loading the solution")
@@ -176,9 +185,11 @@ class _Evaluation:
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
                 for index, comparison in enumerate(self._trial_calls(reference, candidate, self.seeds["trials"])):
-                    self.record["trials"].append(Trial(index=index, ok=comparison.ok, **_fields(comparison)))
+                    self.record["trials"].append(Trial(index=index, ok=comparison.ok, **comparison.errors()))
                     if not comparison.ok:
                         raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
+            findings, self.style_findings = self.style_findings, []
+            self._consider(findings)
             self._record_ops(reference, candidate)
             if measure_time:
                 self._measure(reference, candidate)
@@ -200,8 +211,10 @@ class _Evaluation:
         settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
                            max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
-                                       Checks(self.tmp, what.replace(" ", "-"), every=True))
+                                       Checks(self.tmp, what.replace(" ", "-"), every=True),
+                                       on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"))
         for index, call in enumerate(driver.saved()):
+            self.tell(f"checking {what} {index + 1} of {len(seeds)}")
             yield self._check_call(reference, call, f"checking {what} {index}")
 
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
@@ -232,6 +245,7 @@ class _Evaluation:
         recorded (the reference-op rule) and the candidate's runtime guard watching."""
         self.seeds["record"] = secrets.randbits(62)
         message = {"op": "record", "seed": self.seeds["record"]}
+        self.tell("recording the operations forward runs")
         answer = self._ask_candidate(candidate, "recording the operations forward runs", message)
         self._consider_answer(answer)
         reference_ops = self.reference_side.ask(reference, "recording the reference's operations", message)["ops"]
@@ -257,6 +271,7 @@ class _Evaluation:
             base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
             base_series: dict[str, list[TimedSeries]] = {}
             for index in range(rounds):
+                self.tell(f"timing the solution, round {index + 1} of {rounds}")
                 timed = self._candidate_round(reference, candidate, rounds - index, index)
                 cand_rounds.append(timed)
                 if index == rounds - 1:
@@ -267,6 +282,7 @@ class _Evaluation:
                 self._check_round(reference, timed, index)
                 # A compiled column compiles (max-autotune: minutes) in its first round.
                 side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
+                self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
                 with self._phase("baseline"):
                     side.replay_round(workers, timed, base_rounds, base_series, index)
                 candidate.resume()
@@ -317,42 +333,16 @@ class _Evaluation:
             candidate.median_ms, self.reference_side.loaded, self.dtype)
         self._consider(beyond)
         self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
-        cand_samples = [r["samples_ms"] for r in cand_rounds]
-        interval = functools.partial(speedup_interval, candidate_rounds=cand_samples,
-                                     over_rounds=self.timing_settings.new_placement_per_round)
-        # Each measured column (eager too) pooled and bootstrapped once; cached columns scale eager's.
-        measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
-        intervals = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
-        eager = measured_columns["eager"]
-        for column in self.reference_side.columns:
-            if column in cached:  # eager now over the candidate, times the column over eager as cached
-                entry = cached[column]
-                factor = entry.runtime_ms / entry.eager_ms
-                low, high = intervals["eager"]
-                self.record["baselines"][column] = {
-                    "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
-                    "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
-                }
-                self.record["speedup"][column] = eager.median_ms / candidate.median_ms * factor
-                self.record["speedup_interval"][column] = [low * factor, high * factor]
-                continue
-            measured, (low, high) = measured_columns[column], intervals[column]
-            self.record["baselines"][column] = {
-                "runtime_ms": measured.median_ms,
-                "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
-                "source": "measured",
-            }
-            self.record["speedup"][column] = measured.median_ms / candidate.median_ms
-            self.record["speedup_interval"][column] = [low, high]
-            if column != "eager":
-                self.reference_side.store(column, measured, eager)
-        for column, notes in self.reference_side.notes.items():
-            self.record["baselines"][column]["not_used"] = notes
+        columns = self.reference_side.speedups(candidate, cand_rounds, base_rounds, cached,
+                                                self.timing_settings.new_placement_per_round)
+        for key, values in zip(("baselines", "speedup", "speedup_interval"), columns):
+            self.record[key].update(values)
 
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
-                         seeds: SeedFeed, checks: Checks, round_index: int | None = None) -> CallDriver:
+                         seeds: SeedFeed, checks: Checks, round_index: int | None = None,
+                         on_call: Callable[[Call], None] | None = None) -> CallDriver:
         """A series of the candidate's calls, driven from here (kbench.judge.calls)."""
-        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS)
+        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call)
         try:
             driver.final = self._ask_candidate(candidate, what, calls_message(settings, round_index), driver)
         except ProtocolViolation as violation:
@@ -424,8 +414,13 @@ class _Evaluation:
         if not answer["ok"]:
             phase = answer.get("phase")
             status = PHASE_STATUS.get(phase, "runtime_error")
-            raise _Verdict(status, f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip(), phase)
+            reason = f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip()
+            raise _Verdict(status, self._for_author(reason), phase)
         return answer
+
+    def _for_author(self, text: str) -> str:
+        """The solution's own path and frames in tracebacks, not its private copy's (kbench.judge.tracebacks)."""
+        return tracebacks.for_author(text, self.copy_path, str(self.solution.path or "solution.py"))
 
     @contextmanager
     def _phase(self, name: str):
@@ -464,36 +459,19 @@ class _Evaluation:
             device_name=self.reference_side.loaded.get("device_name"),
             trials=trials,
             max_abs_error=max((t.max_abs_error for t in errors), default=None),
-            max_rel_error=max((t.max_rel_error or 0.0 for t in errors), default=None),
+            max_rel_error=max((t.max_rel_error for t in errors if t.max_rel_error is not None), default=None),
             tolerance=self.record["tolerance"],
             seeds=self.seeds,
             phase_seconds=self.phase_seconds,
             wall_seconds=wall,
-            output_tail=candidate.output.text() if candidate else "",
+            output_tail=self._for_author(candidate.output.text()) if candidate else "",
             output_bytes=candidate.output.total_bytes if candidate else 0,
             versions=self.reference_side.loaded.get("versions", {}),
             settings=self.reference_side.loaded.get("settings", {}),
             policy=self.policy,
-            flags=self.flags + self.reference_side.flags,
+            flags=self.flags + self.reference_side.flags + [
+                f"{f.text()} (a style rule, applied once the solution passes its trials)"
+                for f in self.style_findings if action(f.rule, self.policy) != "ignore"],
             speed_of_light_ms=self.record.get("speed_of_light_ms"),
             sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
         )
-
-
-def _scratch_root() -> str | None:
-    """Outputs travel through files: keep them in memory (/dev/shm) where it is roomy."""
-    try:
-        stats = os.statvfs("/dev/shm")
-    except OSError:
-        return None
-    roomy = stats.f_bavail * stats.f_frsize >= SHM_MIN_FREE_BYTES
-    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
-
-
-def _fields(comparison: Comparison) -> dict[str, Any]:
-    return {
-        "check": comparison.check,
-        "detail": comparison.detail,
-        "max_abs_error": comparison.max_abs_error,
-        "max_rel_error": comparison.max_rel_error,
-    }

@@ -7,6 +7,7 @@ here is the problem's (a ProblemError), never a verdict on a candidate.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import sqlite3
 import time
@@ -27,7 +28,7 @@ from kbench.judge.baselines import (
 from kbench.judge.calls import Call, CallDriver
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
+from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled, speedup_interval
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
@@ -315,3 +316,45 @@ class ReferenceSide:
                 cache.put(entry)
         except (OSError, sqlite3.Error) as exc:
             self.flags.append(f"baseline cache {self.cache} not written: {exc}")
+
+    def speedups(self, candidate: Timing, cand_rounds: list[dict[str, Any]],
+                 base_rounds: dict[str, list[dict[str, Any]]], cached: dict[str, CachedBaseline],
+                 over_rounds: bool) -> tuple[dict[str, Any], dict[str, float], dict[str, list[float]]]:
+        """Each column's baseline record, speedup and its 95% interval, from the
+        candidate's pooled timing and each measured column's rounds (eager among
+        them); a cached column scales eager's speedup by its time over eager as
+        cached. A compiled column measured now goes into the cache."""
+        baselines: dict[str, Any] = {}
+        speedup: dict[str, float] = {}
+        intervals: dict[str, list[float]] = {}
+        cand_samples = [r["samples_ms"] for r in cand_rounds]
+        interval = functools.partial(speedup_interval, candidate_rounds=cand_samples, over_rounds=over_rounds)
+        # Each measured column (eager too) pooled and bootstrapped once; cached columns scale eager's.
+        measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
+        bounds = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
+        eager = measured_columns["eager"]
+        for column in self.columns:
+            if column in cached:  # eager now over the candidate, times the column over eager as cached
+                entry = cached[column]
+                factor = entry.runtime_ms / entry.eager_ms
+                low, high = bounds["eager"]
+                baselines[column] = {
+                    "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
+                    "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
+                }
+                speedup[column] = eager.median_ms / candidate.median_ms * factor
+                intervals[column] = [low * factor, high * factor]
+                continue
+            measured, (low, high) = measured_columns[column], bounds[column]
+            baselines[column] = {
+                "runtime_ms": measured.median_ms,
+                "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
+                "source": "measured",
+            }
+            speedup[column] = measured.median_ms / candidate.median_ms
+            intervals[column] = [low, high]
+            if column != "eager":
+                self.store(column, measured, eager)
+        for column, notes in self.notes.items():
+            baselines[column]["not_used"] = notes
+        return baselines, speedup, intervals

@@ -69,6 +69,17 @@ INTEGRITY = {
     "reference-interference",
 }
 
+# Rules about how a solution computes (PyTorch or a compiler where a kernel should be,
+# lower precision), not about cheating: a lenient policy only flags them.
+STYLE = frozenset(RULES) - INTEGRITY - ALWAYS_FLAG
+# The style rules the judge applies statically only once the solution has loaded and
+# passed its trials, so that a solution which does not load, or is wrong, is told that
+# first. Not torch-compile: TorchDynamo replaces torch.nn.Module's methods while it
+# traces, which the runtime patched-function rule rightly rejects as cheating; a
+# solution that compiles is told so before it runs. Every other rule rejects as soon
+# as it sees.
+AFTER_TRIALS = STYLE - {"torch-compile"}
+
 POLICIES = ("strict", "lenient", "off")
 DEFAULT_POLICY = "strict"
 
