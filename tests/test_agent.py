@@ -369,3 +369,12 @@ def test_a_samples_outcome_after_each_turn():
     assert turn_outcome(failed, 1, "eager").status == "correct"
     assert turn_outcome(failed, 2, "eager").status == "generation_error"
     assert turn_outcome([turn(1, "no_code"), turn(2, "compile_error")], 2, "eager").status == "compile_error"
+
+
+def test_the_cost_reads_unknown_when_no_reply_had_a_price():
+    from kbench.agents.loop import Usage
+
+    assert Usage(requests=4, cost_unknown=4).cost_text() == "cost unknown (no price for these replies)"
+    assert Usage(requests=5, failed_requests=1, cost_usd=0.0123, cost_unknown=1).cost_text() == \
+        "cost $0.0123 for 3 replies, 1 more of unknown cost"
+    assert Usage(requests=2, cost_usd=0.5).cost_text() == "cost $0.5000"

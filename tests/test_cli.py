@@ -55,12 +55,29 @@ def test_problems_list_json():
     assert all({"id", "level", "name", "path"} <= r.keys() for r in rows)
 
 
-def test_strict_policy_rejects_plain_pytorch_before_running_it():
+def test_strict_policy_reports_a_wrong_plain_pytorch_answer_as_incorrect():
+    """The basic error first: the style rule that would reject plain PyTorch is a flag on it."""
     done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--json")
     verdict = json.loads(done.stdout)
-    assert (verdict["status"], verdict["correct"]) == ("rejected", False)
-    assert verdict["reason"].startswith("no-kernel:")
-    assert verdict["policy"] == "strict"
+    assert (verdict["status"], verdict["policy"]) == ("incorrect", "strict")
+    assert "expected shape (32, 48)" in verdict["reason"]
+    assert any(flag.startswith("no-kernel: ") for flag in verdict["flags"]), verdict["flags"]
+
+
+def test_eval_off_a_terminal_shows_progress_on_request_says_cpu_and_does_not_wrap():
+    done = kbench("eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "cpu",
+                  "--trials", "2", "--progress")
+    assert done.returncode == 0, done.stderr
+    steps = [line.split("] ", 1)[1] for line in done.stderr.splitlines() if line.startswith("[")]
+    assert steps[:3] == ["linear_tanh: loading the problem, building and loading the solution",
+                         "linear_tanh: trial 1 of 2", "linear_tanh: trial 2 of 2"], done.stderr
+    assert "linear_tanh: timing the solution, round 1 of 3" in steps
+    assert any(step.startswith("linear_tanh: timing the baselines (eager)") for step in steps)
+    note = next(line for line in done.stdout.splitlines() if "note:" in line)
+    assert note.endswith("check nothing about a GPU kernel's speed")  # on one line, though longer than 80 columns
+    assert "Triton's interpreter" in note and len(note) > 80
+    assert "tolerance float32 atol 0.0001 rtol 0.0001" in done.stdout
+    assert "median +-" in done.stdout and "%" in done.stdout and "e+0" not in done.stdout
 
 
 def test_baseline_reports_each_problem_as_it_finishes_and_prints_json():
@@ -77,3 +94,43 @@ def test_a_compiled_column_shows_its_speedup_over_eager():
 
     assert _column_cell("eager", {"runtime_ms": 1.0, "eager_ms": 1.0}) == "1"
     assert _column_cell("compile", {"runtime_ms": 2.0, "eager_ms": 1.0}, " ms") == "2 ms (0.500x)"
+
+
+def test_version_short_help_and_problems_commands():
+    from typer.testing import CliRunner
+
+    from kbench import __version__
+    from kbench.cli import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["--version"]).output.startswith(f"kbench {__version__}")
+    assert "eval [OPTIONS]" in runner.invoke(app, ["eval", "-h"]).output
+    empty = runner.invoke(app, ["problems", "list", "--level", "5"])
+    assert empty.exit_code == 0 and "no bundled problem of level 5; the suite has levels 1, 2, 3, 4" in empty.output
+    shown = runner.invoke(app, ["problems", "show", "level1/relu"])
+    assert shown.exit_code == 0, shown.output
+    for line in ["size default: batch_size=16384, dim=32768", "size small: batch_size=16, dim=4096",
+                 "tolerance float32: atol 0.0001, rtol 0.0001", "class Model(nn.Module):"]:
+        assert line in shown.output
+    described = json.loads(runner.invoke(app, ["problems", "show", str(PROBLEM), "--json"]).output)
+    assert described["tolerance"] == {"float32": {"atol": 1e-4, "rtol": 1e-4}}
+    assert "def get_inputs" in described["source"]
+    missing = runner.invoke(app, ["problems", "show", "level1/nope"])
+    assert missing.exit_code == 2 and "no problem file or suite id 'level1/nope'" in missing.output
+
+
+def test_verdict_text_reads_without_scientific_spreads_or_empty_parts():
+    import io
+
+    from rich.console import Console
+    from run_fixtures import make_verdict
+
+    from kbench.cli.verdicts import print_verdict, spread_text
+
+    assert spread_text(0.016) == ", median +-1.60%" and spread_text(0.35) == ", median +-35%"
+    assert "unstable" in spread_text(15.0) and spread_text(None) == ""
+    out = io.StringIO()
+    print_verdict(Console(file=out, width=200), make_verdict("level1/relu", "rejected"))
+    text = out.getvalue()
+    assert "(size small, float32)" in text and "device unknown" not in text
+    assert "wall 0.00s (nothing of the solution ran)" in text and "()" not in text

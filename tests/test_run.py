@@ -259,7 +259,8 @@ def test_the_progress_bar_reports_every_verdict(tmp_path):
         start(store, problems, solutions, FakeJudge(), listener=bar)
         bar.close()
     text = out.getvalue()
-    assert "5/5" in text and "level1/p4 #0: correct (2x eager)" in text
+    assert "5/5" in text and "level1/p4 #0: correct (2x eager, CPU timing)" in text
+    assert "level1/p3 #0 " in text.replace("level1/p3 #0:", "")  # the bar named the problem being judged
 
 
 @pytest.fixture
@@ -451,3 +452,26 @@ def test_problems_needing_a_missing_module_are_left_out_with_their_reason(tmp_pa
     (directory / "p1.py").unlink()
     with pytest.raises(runner.RunError, match="every selected problem is skipped"):
         runner.runnable(runner.select_problems([str(directory)]))
+
+
+def test_run_takes_a_comma_list_of_baselines_a_limit_and_prints_json(cli, tmp_path):
+    problems, solutions = setup_run(tmp_path, marks={"p1": "correct 2.0", "p2": "incorrect", "p3": "correct 1.0"})
+    done = cli("run", "--run", "r", "--solutions", str(solutions), "--problems", str(problems), "--device", "cpu",
+               "--baseline", "eager,compile", "--limit", "2", "--json")
+    assert done.exit_code == 0, done.output
+    assert cli.judge.baselines == ("eager", "compile") and len(cli.judge.calls) == 2
+    document = json.loads(done.stdout)  # the score as JSON on stdout; the progress went to stderr
+    assert document["n_problems"] == 2 and document["manifest"]["config"]["limit"] == 2
+    assert "[2/2] level1/p2 #0: incorrect: made by hand: incorrect" in done.stderr
+    again = cli("run", "--run", "r", "--limit", "3")
+    assert again.exit_code == 2 and "limit: stored 2, now 3" in again.output
+    assert "note: timed on a CPU, where Triton kernels run through Triton's interpreter" in cli("score", "r").output
+
+
+def test_without_pyarrow_the_parquet_hint_installs_into_this_environment(cli, tmp_path, monkeypatch):
+    problems, solutions = setup_run(tmp_path)
+    cli("run", "--run", "a", "-s", str(solutions), "-p", str(problems), "--device", "cpu")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow fails as when it is not installed
+    done = cli("export", "a", "--format", "parquet")
+    assert done.exit_code == 2 and f"needs pyarrow ({sys.executable} -m pip install pyarrow, or pip install -e " \
+        "'.[parquet]' in the kbench checkout)" in done.output

@@ -43,7 +43,7 @@ from kbench.agents.providers import Provider, Reply, Request
 from kbench.core.solution import Solution
 from kbench.runs.manifest import Manifest, RunConfig, capture, now
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, SampleRecord, TurnRecord
-from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run
+from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run, tell_evaluating
 from kbench.runs.score import best_turn
 from kbench.runs.store import Store
 from kbench.suite.problem import Problem
@@ -179,6 +179,17 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def cost_text(self) -> str:
+        """The cost as a reader takes it: "unknown" when no answered request had a price
+        (a sum of $0 would read as free), and how many a partial sum leaves out."""
+        answered = self.requests - self.failed_requests
+        if answered and self.cost_unknown == answered:
+            return "cost unknown (no price for these replies)"
+        if self.cost_unknown:
+            return f"cost ${self.cost_usd:.4f} for {answered - self.cost_unknown} replies, {self.cost_unknown} more " \
+                   "of unknown cost"
+        return f"cost ${self.cost_usd:.4f}"
+
 
 def usage(turns: list[TurnRecord]) -> Usage:
     answered = [t for t in turns if t.reply is not None]
@@ -306,6 +317,7 @@ class _Loop:
     def _judge(self, sample: _Sample, turn: int) -> None:
         record = sample.turns[turn]
         candidate = _turn_solution(sample, record)
+        tell_evaluating(self.listener, sample.problem.id, sample.index, turn)
         verdict = judge_sample(self.evaluate, self.config, sample.problem, candidate, self.session)
         record = replace(record, status=verdict.status, correct=verdict.correct, reason=verdict.reason,
                          runtime_ms=verdict.runtime_ms, speedup=dict(verdict.speedup), verdict=verdict.verdict,

@@ -4,17 +4,36 @@ Exit status: 0 whenever a verdict was reached (whatever it says); 2 for usage
 errors (a missing file, an unknown device, an unusable problem file).
 
 One module per command group, each only parsing options and printing:
-``evaluate`` (eval, baseline, demo, problems), ``audit``, ``run`` (run) and
+``evaluate`` (eval, baseline, demo), ``problems`` (list, show), ``audit``, ``run`` (run) and
 ``scores`` (score, compare, export), ``views`` (runs, show, report);
 ``verdicts`` renders verdicts for the terminal. May import every other layer; nothing imports it.
 """
 
 import typer
 
-from kbench.cli import audit, evaluate, run, scores, views
+from kbench.cli import audit, evaluate, problems, run, scores, views
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0], rich_markup_mode=None)
-for group in (evaluate, audit, run, scores, views):
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from kbench.runs.manifest import harness_version
+
+        typer.echo(f"kbench {harness_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print kbench's version (and git revision, in a checkout) and exit."),
+) -> None:
+    """A judge for AI-generated GPU kernels: correct first, then faster."""
+
+
+for group in (evaluate, problems, audit, run, scores, views):
     group.register(app)
 
 if __name__ == "__main__":

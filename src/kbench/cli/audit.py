@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.audit import DEFAULT_TIMEOUT, audit_problems, broken_record
+from kbench.cli.common import make_console
 from kbench.judge import resolve_device
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import DTYPES, Problem, ProblemError, load_problem, resolve_size
@@ -160,7 +161,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check problems for soundness: zeros or constants that pass, ignored inputs or
         weights, nondeterminism, tolerance, runtime and memory."""
-        errors = Console(stderr=True)
+        errors = make_console(stderr=True)
         try:
             dev = resolve_device(device)
             sz = resolve_size(size, dev)
@@ -200,4 +201,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(_finite(records), indent=2))
         else:
-            print_records(Console(), records)
+            print_records(make_console(), records)

@@ -1,29 +1,42 @@
-"""Commands that judge: ``eval``, ``baseline``, ``demo`` and ``problems list``."""
+"""Commands that judge: ``eval``, ``baseline`` and ``demo``."""
 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from kbench.cli import verdicts
-from kbench.cli.common import usage_error
+from kbench.cli.common import make_console, split_names, usage_error
+from kbench.cli.progress import EvaluationProgress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.judge.timing import TimingSettings, check_settings
-from kbench.suite import SUITE_DIR, find_problem, suite_problems
+from kbench.suite import SUITE_DIR, find_problem
 from kbench.suite.problem import ProblemError, resolve_size
 
 CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of many small kernel launches."
 EXAMPLES_DIR = SUITE_DIR / "examples"
-console = Console()
+PROGRESS_HELP = "Show the step the judge is at, with the time elapsed, on stderr [default: on a terminal]."
+console = make_console()
+
+
+@contextmanager
+def _progress(wanted: Optional[bool], label: str) -> Iterator[Optional[EvaluationProgress]]:
+    """One evaluation's progress on stderr: on a terminal unless --no-progress, off one only with --progress."""
+    errors = make_console(stderr=True)
+    if not (wanted if wanted is not None else errors.is_terminal):
+        yield None
+        return
+    with EvaluationProgress(errors, label) as shown:
+        yield shown
 
 
 def _checked_device(device: Optional[str]) -> str:
@@ -50,6 +63,7 @@ def eval_command(
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
                                  "(docs/guard.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
     dev = _checked_device(device)
@@ -58,20 +72,18 @@ def eval_command(
         check_policy(policy)
         prob = find_problem(problem)
         sol = Solution.from_file(solution)
-        verdict = evaluate(
-            prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
-            dtype=dtype, baselines=_columns(baseline), timing=TimingSettings(cuda_graph=cuda_graph), sandbox=sandbox,
-        )
+        with _progress(progress, prob.id) as shown:
+            verdict = evaluate(
+                prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
+                dtype=dtype, baselines=split_names(baseline) or ("eager",),
+                timing=TimingSettings(cuda_graph=cuda_graph), sandbox=sandbox, progress=shown,
+            )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
         raise usage_error(str(exc)) from exc
     if as_json:
         typer.echo(verdict.to_json())
     else:
         verdicts.print_verdict(console, verdict)
-
-
-def _columns(options: Optional[List[str]]) -> tuple[str, ...]:
-    return tuple(name.strip() for option in options or ["eager"] for name in option.split(",") if name.strip())
 
 
 def baseline_command(
@@ -87,7 +99,7 @@ def baseline_command(
 ) -> None:
     """Measure compiled baseline columns ahead of a run and cache them (beside the build cache)."""
     dev = _checked_device(device)
-    columns = _columns(baseline or ["compile"])
+    columns = split_names(baseline) or ("compile",)
     try:
         resolve_size(size, dev)
         columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
@@ -96,8 +108,10 @@ def baseline_command(
     except (ProblemError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
     results = {}
-    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines, cached (x: over eager)")
-    progress = Console(stderr=True)
+    on_cpu = f", {verdicts.CPU_SHORT}" if dev == "cpu" else ""
+    table = Table("problem", *[f"{c} ms" for c in columns], title="baselines, cached (x: over eager)",
+                  caption="Timed on a CPU: these times say nothing about a GPU." if on_cpu else None)
+    progress = make_console(stderr=True)
     for number, prob in enumerate(chosen, 1):
         try:
             results[prob.id] = measure_baselines(prob, dev, columns, size=size, dtype=dtype, timing=settings)
@@ -108,7 +122,7 @@ def baseline_command(
         measured = results[prob.id].items()
         # As each problem finishes: a long run that is stopped has still said what it measured.
         progress.print(f"[{number}/{len(chosen)}] {prob.id}: " + ", ".join(
-            f"{column} {_column_cell(column, m, ' ms')}" for column, m in measured), highlight=False)
+            f"{column} {_column_cell(column, m, ' ms')}" for column, m in measured) + on_cpu, highlight=False)
         table.add_row(prob.id, *[_column_cell(column, m) for column, m in measured])
     if as_json:
         typer.echo(json.dumps(results, indent=2))
@@ -125,6 +139,7 @@ def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str
 def demo(
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
     timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per evaluation."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
 ) -> None:
     """Judge the bundled example solutions against their problems."""
     dev = _checked_device(device)
@@ -132,31 +147,14 @@ def demo(
     for example in sorted(EXAMPLES_DIR.glob("*.py")):
         problem_id = f"level1/{example.stem}"
         console.rule(f"{problem_id}  <-  examples/{example.name}")
-        verdict = evaluate(problem_id, example, dev, timeout=timeout)
+        with _progress(progress, problem_id) as shown:
+            verdict = evaluate(problem_id, example, dev, timeout=timeout, progress=shown)
         verdicts.print_verdict(console, verdict)
         judged.append(verdict)
     console.print(verdicts.speedup_table(judged))
 
 
-def problems_list(
-    level: Optional[int] = typer.Option(None, help="Only this level."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
-) -> None:
-    """List the bundled problems."""
-    problems = suite_problems(level)
-    if as_json:
-        rows = [{"id": p.id, "level": p.level, "name": p.name, "path": str(p.path)} for p in problems]
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    table = Table("id", "level", "name", title=f"{len(problems)} problems in {SUITE_DIR}")
-    for p in problems:
-        table.add_row(p.id, str(p.level), p.name)
-    console.print(table)
-
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
     app.command("baseline")(baseline_command)
     app.command()(demo)
-    problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite.")
-    problems_app.command("list")(problems_list)
-    app.add_typer(problems_app, name="problems")

@@ -2,40 +2,39 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
-import sys
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from kbench import judge
 from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
-from kbench.cli.common import DB_OPTION, UsageError, counts_text, usage_errors
-from kbench.cli.scores import print_score
+from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
+from kbench.cli.progress import BarProgress, PlainProgress
+from kbench.cli.scores import print_score, score_document
+from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.timing import TimingSettings, check_settings
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
-from kbench.runs.records import EvaluationRecord, TurnRecord
+from kbench.runs.records import finite
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
 from kbench.suite.problem import DTYPES, resolve_size
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-console = Console()
+console = make_console()
 # Replaced in tests by a fake judge; the commands look it up at call time.
 evaluate = judge.evaluate
 
@@ -76,7 +75,8 @@ def run_command(
                                               "OPENAI_API_KEY or ANTHROPIC_API_KEY]."),
     db: Path = DB_OPTION,
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-    baseline: Optional[List[str]] = typer.Option(None, help="A baseline column; repeatable [default: eager]."),
+    baseline: Optional[List[str]] = typer.Option(None, help="Baseline columns, comma-separated or repeated "
+                                                 "(eager,compile,...) [default: eager]."),
     size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
@@ -87,7 +87,11 @@ def run_command(
                                            "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
     dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES): float32 or "
                                         "bfloat16; problems without it are left out [default: float32]."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
+                                        "part of the run's settings."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
+                                 "`kbench score --json`); progress goes to stderr."),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
     against a selection of problems, and store everything.
@@ -109,8 +113,8 @@ def run_command(
             solutions, spec = Path(spec.name), None
         if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
             spec = providers.parse_model(stored_config.solutions)
-        judged = dict(device=device, baseline=baseline, size=size, trials=trials, timeout=timeout, policy=policy,
-                      cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
+        judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
+                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}
@@ -122,7 +126,7 @@ def run_command(
                 raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
             config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
-            _execute(run, db, plain, lambda store, listener: runner.execute(
+            _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
                 store, run, config, plan, evaluate=evaluate, listener=listener))
             return
         if stored_config is not None and stored_config.source == "replay":
@@ -135,7 +139,7 @@ def run_command(
         )
         config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
         try:
-            _execute(run, db, plain, lambda store, listener: agent.execute(
+            _execute(run, db, plain, as_json, lambda store, listener: agent.execute(
                 store, run, config, plan, the_agent, evaluate=evaluate, listener=listener), show_turns=config.turns > 1)
         finally:
             the_agent.provider.close()
@@ -144,24 +148,26 @@ def run_command(
 def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
     if plan.unclaimed:
         shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
-        Console(stderr=True).print(
+        make_console(stderr=True).print(
             f"[yellow]warning:[/yellow] {len(plan.unclaimed)} files in {config.solutions} match no selected "
             f"problem: {shown}", highlight=False, soft_wrap=True
         )
 
 
-def _execute(run: str, db: Path, plain: bool, work, show_turns: bool = False) -> None:
+def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: bool = False) -> None:
     """Run ``work(store, listener)`` with progress shown, Ctrl-C and SIGTERM stopping it
-    cleanly, and the score printed at the end."""
+    cleanly, and the score printed at the end (as JSON on stdout, with the progress
+    on stderr, for ``--json``)."""
+    shown = make_console(stderr=True) if as_json else console
     with Store(db) as store:
-        progress = PlainProgress if plain or not console.is_terminal else BarProgress
-        listener = progress(console, show_turns=show_turns)
+        progress = PlainProgress if plain or not shown.is_terminal else BarProgress
+        listener = progress(shown, show_turns=show_turns)
         try:
             with _sigterm_interrupts():
                 work(store, listener)
         except KeyboardInterrupt:
             listener.close()
-            Console(stderr=True).print(
+            make_console(stderr=True).print(
                 f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
             )
             raise typer.Exit(code=130) from None
@@ -170,7 +176,11 @@ def _execute(run: str, db: Path, plain: bool, work, show_turns: bool = False) ->
             raise
         listener.close()
         data = store.load(run)
-    print_score(console, data, score_run(outcomes(data), columns_of(data)))
+    result = score_run(outcomes(data), columns_of(data))
+    if as_json:
+        typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))
+    else:
+        print_score(console, data, result)
 
 
 @dataclass(frozen=True)
@@ -196,7 +206,7 @@ class _Generation:
 
 
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype):
+                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype, limit):
     """The config, plan and agent of a run that asks a model, from the options and,
     for those left out, the stored run (or the defaults)."""
     if stored is None and not problems:
@@ -204,7 +214,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
     old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
     selection = tuple(problems) if problems else stored.selection
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise UsageError(f"--target {target!r}: choose triton or cuda")
@@ -251,7 +261,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         price = price_for(spec.provider, spec.name, table)
     the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
                             price=price)
-    plan = runner.plan_generated(_runnable(selection, judged["dtype"]), samples, str(provider.spec))
+    plan = runner.plan_generated(_runnable(selection, judged["dtype"], judged["limit"]), samples, str(provider.spec))
     config = runner.generated_config(
         plan,
         selection=selection,
@@ -266,23 +276,23 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype):
+                     cuda_graph, sandbox, dtype, limit):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype)
-    plan = runner.plan_replay(_runnable(selection, judged["dtype"]), solutions_dir)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+    plan = runner.plan_replay(_runnable(selection, judged["dtype"], judged["limit"]), solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype) -> dict[str, Any]:
-    """How the run's candidates are judged: each option as given, else as the run
-    was stored, else the default; the device and size resolved, CUDA-graph
-    timing only on a CUDA device."""
+                    sandbox, dtype, limit) -> dict[str, Any]:
+    """How the run's candidates are judged (and how many problems, for a smoke
+    run): each option as given, else as the run was stored, else the default;
+    the device and size resolved, CUDA-graph timing only on a CUDA device."""
     device = resolve_device(device if device is not None else stored.device if stored else None)
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
     check_settings(TimingSettings(cuda_graph=cuda_graph), device)
@@ -296,6 +306,7 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
         "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
+        "limit": limit if limit is not None else stored.limit if stored else None,
     }
 
 
@@ -305,17 +316,19 @@ def _check_dtype(dtype: str) -> str:
     return dtype
 
 
-def _runnable(selection, dtype: str) -> list:
-    """The selected problems this Python can run in ``dtype``; the others are named on stderr and left out."""
+def _runnable(selection, dtype: str, limit: int | None = None) -> list:
+    """The selected problems this Python can run in ``dtype`` (the first ``limit``
+    of them); the others are named on stderr and left out."""
     problems, skipped = runner.runnable(runner.select_problems(selection), dtype)
     if skipped:
         reasons = sorted(set(skipped.values()))
-        hint = "; for level 4: pip install 'kbench[level4]'" if any(r.startswith("needs") for r in reasons) else ""
-        Console(stderr=True).print(
+        hint = f"; for level 4: {install_hint('transformers', 'level4')}" if any(
+            r.startswith("needs") for r in reasons) else ""
+        make_console(stderr=True).print(
             f"[yellow]skipped:[/yellow] {len(skipped)} problem(s) this Python cannot run ({'; '.join(reasons)}), "
             f"e.g. {next(iter(skipped))}{hint}", highlight=False, soft_wrap=True
         )
-    return problems
+    return problems[:limit]
 
 
 @contextmanager
@@ -333,101 +346,6 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _counts(records: list[EvaluationRecord]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.status] = counts.get(record.status, 0) + 1
-    return counts
-
-
-def _speedups(speedup: dict[str, float | None]) -> str:
-    return ", ".join(f"{s:.3g}x {column}" for column, s in speedup.items() if s is not None)
-
-
-def _outcome_text(record: EvaluationRecord) -> str:
-    speedups = _speedups(record.speedup)
-    turn = f" at turn {record.turn}" if record.turn is not None else ""
-    return f"{record.status}{turn}" + (f" ({speedups})" if speedups else "")
-
-
-def _turn_text(record: TurnRecord) -> str:
-    return (f"{record.problem_id} #{record.sample_index} turn {record.turn}: {record.status}"
-            + (f" ({_speedups(record.speedup)})" if _speedups(record.speedup) else ""))
-
-
-class BarProgress:
-    """A progress bar: samples done, verdicts so far, time left (and a line per turn
-    of a run with refinement turns)."""
-
-    def __init__(self, console: Console, show_turns: bool = False):
-        self.show_turns = show_turns
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[verdicts]}"),
-            TimeElapsedColumn(),
-            TextColumn("left"),
-            TimeRemainingColumn(),
-            console=console,
-        )
-
-    def started(self, total: int, done: list[EvaluationRecord]) -> None:
-        self.counts = _counts(done)
-        self.task = self.progress.add_task("evaluating", total=total, completed=len(done),
-                                           verdicts=counts_text(self.counts))
-        self.progress.start()
-
-    def turn_finished(self, record: TurnRecord) -> None:
-        if self.show_turns:
-            self.progress.console.print(_turn_text(record), highlight=False, markup=False)
-
-    def finished(self, record: EvaluationRecord) -> None:
-        self.counts[record.status] = self.counts.get(record.status, 0) + 1
-        self.progress.console.print(f"{record.problem_id} #{record.sample_index}: {_outcome_text(record)}",
-                                    highlight=False, markup=False)
-        self.progress.update(self.task, advance=1, verdicts=counts_text(self.counts))
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-class PlainProgress:
-    """One line per evaluation, with counts and an estimate of the time left."""
-
-    def __init__(self, console: Console, show_turns: bool = False):
-        self.console = console
-        self.show_turns = show_turns
-
-    def turn_finished(self, record: TurnRecord) -> None:
-        if self.show_turns:
-            self.console.print("  " + _turn_text(record), highlight=False, markup=False, soft_wrap=True)
-
-    def started(self, total: int, done: list[EvaluationRecord]) -> None:
-        self.total, self.done, self.already, self.start = total, len(done), len(done), time.monotonic()
-        self.console.print(
-            f"{total - self.done} to evaluate; {self.done} recorded already ({counts_text(_counts(done)) or 'none'})",
-            highlight=False,
-            soft_wrap=True,
-        )
-
-    def finished(self, record: EvaluationRecord) -> None:
-        self.done += 1
-        elapsed = time.monotonic() - self.start
-        left = elapsed / (self.done - self.already) * (self.total - self.done)
-        self.console.print(
-            f"[{self.done}/{self.total}] {record.problem_id} #{record.sample_index}: {_outcome_text(record)}"
-            f"  elapsed {elapsed:.0f}s, about {left:.0f}s left",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-        sys.stdout.flush()
-
-    def close(self) -> None:
-        pass
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import DB_OPTION, UsageError, counts_text, usage_errors
+from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, usage_errors
+from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches
 from kbench.runs.comparison import compare as compare_runs
@@ -32,7 +33,7 @@ from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
 from kbench.runs.views import estimate_text
 
-console = Console()
+console = make_console()
 SEED_OPTION = typer.Option(DEFAULT_SEED, help="Seed of the bootstrap resampling.")
 RESAMPLES_OPTION = typer.Option(DEFAULT_RESAMPLES, min=100, help="Bootstrap resamples.")
 
@@ -110,6 +111,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         out.print("[bold yellow]not sandboxed[/bold yellow] (--no-sandbox): candidates ran with the judge's privileges; "
                   "these scores are not proof against candidates that reach outside their process",
                   highlight=False, soft_wrap=True)
+    if data.run.config.device == "cpu":
+        out.print(f"[yellow]note:[/yellow] {CPU_NOTE}", highlight=False, soft_wrap=True)
     out.print(
         f"coverage: {coverage.with_solution} of {coverage.problems} problems with a solution, "
         f"{coverage.evaluated} evaluated; {coverage.samples_evaluated} of {coverage.samples} samples evaluated",
@@ -165,11 +168,9 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
                 table.add_row(f"{p:g}", *(estimate_text(s.overall.fast_p[column][p]) for s in by_turn.values()))
             out.print(table)
     used = agent.usage(data.turns)
-    cost = f"${used.cost_usd:.4f}" + (f" ({used.cost_unknown} replies of unknown cost not counted)"
-                                      if used.cost_unknown else "")
     out.print(
         f"generation: {data.run.config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
-        f"{used.input_tokens} input and {used.output_tokens} output tokens, cost {cost}",
+        f"{used.input_tokens} input and {used.output_tokens} output tokens, {used.cost_text()}",
         highlight=False,
         soft_wrap=True,
     )

@@ -9,6 +9,28 @@ from kbench.core.verdict import Verdict
 
 STATUS_STYLE = {"correct": "bold green", "incorrect": "bold red", "rejected": "bold magenta"}
 OUTPUT_LINES_SHOWN = 15
+REASON_LINE_CHARS = 200
+# On a CPU, Triton kernels run through Triton's interpreter (TRITON_INTERPRET=1): the
+# same ReLU measured 0.0047x to 0.18x there. Every CPU timing shown says so.
+CPU_SHORT = "CPU timing"
+CPU_NOTE = ("timed on a CPU, where Triton kernels run through Triton's interpreter: these times and speedups "
+            "check nothing about a GPU kernel's speed")
+
+
+def one_line(reason: str) -> str:
+    """The first line of a reason (a traceback follows it on the next lines), cut to fit a progress line."""
+    line = reason.strip().splitlines()[0] if reason.strip() else ""
+    return line if len(line) <= REASON_LINE_CHARS else line[: REASON_LINE_CHARS - 3] + "..."
+
+
+def spread_text(rel_error: float | None) -> str:
+    """The median's relative uncertainty, as a percentage where it means something:
+    a 95% interval wider than the median itself says only that the median is unstable."""
+    if rel_error is None:
+        return ""
+    if rel_error >= 1:
+        return ", median unstable (its 95% interval is wider than itself)"
+    return f", median +-{100 * rel_error:.2f}%" if rel_error < 0.1 else f", median +-{100 * rel_error:.0f}%"
 
 
 def _ms(value: float | None) -> str:
@@ -18,8 +40,7 @@ def _ms(value: float | None) -> str:
 def _timing_line(timing: dict | None) -> str:
     if not timing:
         return "-"
-    rel = timing.get("rel_error")
-    rel_text = f", median +-{100 * rel:.2g}%" if rel is not None else ""
+    rel_text = spread_text(timing.get("rel_error"))
     graph_text = ", CUDA graph replays" if (timing.get("settings") or {}).get("cuda_graph") else ""
     return (
         f"median {timing['median_ms']:.6g} ms (IQR {timing['p25_ms']:.6g}-{timing['p75_ms']:.6g}, "
@@ -29,9 +50,11 @@ def _timing_line(timing: dict | None) -> str:
 
 def print_verdict(console: Console, verdict: Verdict) -> None:
     style = STATUS_STYLE.get(verdict.status, "bold yellow")
-    console.print(f"[{style}]{verdict.status}[/{style}]  {verdict.problem} on {verdict.device} "
-                  f"({verdict.device_name or 'device unknown'}, size {verdict.size})", highlight=False)
-    console.print(f"  reason: {verdict.reason}", highlight=False, markup=False)
+    where = ", ".join(filter(None, [verdict.device_name, f"size {verdict.size}", verdict.dtype]))
+    console.print(f"[{style}]{verdict.status}[/{style}]  {verdict.problem} on {verdict.device} ({where})",
+                  highlight=False)
+    reason = verdict.reason.replace("\n", "\n    ")  # a traceback's lines under the reason's
+    console.print(f"  reason: {reason}", highlight=False, markup=False)
     if verdict.sandbox.get("kind") == "none":
         console.print("  [bold yellow]not sandboxed[/bold yellow] (--no-sandbox): the candidate ran with the judge's "
                       "privileges; this verdict is not proof against a candidate that reaches outside its process",
@@ -39,9 +62,10 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
     for flag in verdict.flags:
         console.print(f"  flag ({verdict.policy} policy): {flag}", highlight=False, markup=False)
     if verdict.max_abs_error is not None:
-        console.print(f"  max abs error {verdict.max_abs_error:.3g}, max rel error {verdict.max_rel_error:.3g}, "
-                      f"tolerance {verdict.tolerance}", highlight=False)
+        console.print(f"  {_errors_text(verdict)}", highlight=False)
     if verdict.correct and verdict.timing:
+        if verdict.device == "cpu":
+            console.print(f"  [yellow]note:[/yellow] {CPU_NOTE}", highlight=False)
         rounds = len(verdict.timing.get("rounds", [])) or 1
         console.print(f"  candidate: {_timing_line(verdict.timing)}, {rounds} round(s)", highlight=False)
         for column, baseline in verdict.baselines.items():
@@ -55,7 +79,8 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
             for line in baseline.get("not_used", []):
                 console.print(f"    cached {column} {line}", highlight=False, markup=False)
     phases = ", ".join(f"{k} {v:.2f}s" for k, v in verdict.phase_seconds.items())
-    console.print(f"  wall {verdict.wall_seconds:.2f}s ({phases})", highlight=False)
+    phases_text = f" ({phases})" if phases else " (nothing of the solution ran)"
+    console.print(f"  wall {verdict.wall_seconds:.2f}s{phases_text}", highlight=False)
     if verdict.output_tail.strip() and not verdict.correct:
         lines = verdict.output_tail.rstrip().splitlines()[-OUTPUT_LINES_SHOWN:]
         console.print(f"  candidate output ({verdict.output_bytes} bytes, last lines):", highlight=False)
@@ -63,8 +88,19 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
             console.print(f"    {line}", highlight=False, markup=False)
 
 
+def _errors_text(verdict: Verdict) -> str:
+    """The largest errors over the trials, and the tolerance per dtype (``max_rel_error``
+    is over the elements whose expected value is not below the tolerance's atol)."""
+    rel = f", max rel error {verdict.max_rel_error:.3g}" if verdict.max_rel_error is not None else ""
+    tolerance = "; ".join(f"{dtype} atol {t.get('atol', 0):g} rtol {t.get('rtol', 0):g}"
+                          for dtype, t in verdict.tolerance.items())
+    return f"max abs error {verdict.max_abs_error:.3g}{rel}" + (f", tolerance {tolerance}" if tolerance else "")
+
+
 def speedup_table(verdicts: list[Verdict]) -> Table:
-    table = Table("problem", "status", "candidate", "eager", "speedup", "clock", title="Speedup over eager PyTorch")
+    on_cpu = any(v.device == "cpu" for v in verdicts)
+    table = Table("problem", "status", "candidate", "eager", "speedup", "clock", title="Speedup over eager PyTorch",
+                  caption=f"Note: {CPU_NOTE}." if on_cpu else None)
     for v in verdicts:
         speedup = v.speedup.get("eager")
         table.add_row(

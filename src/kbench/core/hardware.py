@@ -4,8 +4,8 @@ The ceilings are the vendors' datasheet maxima (memory bandwidth; dense
 16-bit tensor-core throughput, and plain FP32 throughput for float32 problems,
 whose settings are pinned without TF32), deliberately generous: a kernel
 faster than ``max(flops / peak_flops, bytes / peak_bandwidth)`` is impossible,
-so an honest kernel must never come near it. Measured on the H200 (brief,
-2026-10-28): 4.3 TB/s copy, 788 TFLOP/s bf16.
+so an honest kernel must never come near it. Measured on an H200
+(2026-10-28): 4.3 TB/s copy, 788 TFLOP/s bf16.
 
 A problem declares ``kbench_bytes()`` for its float32 tensors; judged in a
 16-bit dtype, its floating tensors are cast, so the bytes are scaled by the

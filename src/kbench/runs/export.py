@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
+from kbench.core.versions import install_hint
 from kbench.runs.records import RunData, finite
 
 FORMATS = ("jsonl", "parquet", "kernelbench")
@@ -84,7 +85,8 @@ def write_parquet(data: RunData, path: Path) -> int:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise ExportError("parquet export needs pyarrow (pip install pyarrow); jsonl needs nothing") from exc
+        raise ExportError(f"parquet export needs pyarrow ({install_hint('pyarrow', 'parquet')}); jsonl needs "
+                          "nothing") from exc
     table_rows = []
     columns = sorted({c for row in rows(data) for c in (*row["speedup"], *row["baselines_ms"])})
     for row in rows(data):

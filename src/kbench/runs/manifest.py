@@ -84,6 +84,7 @@ class RunConfig:
     cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
     dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
+    limit: int | None = None  # only the selection's first N problems (kbench run --limit: a smoke run)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -214,6 +215,15 @@ def _command(*args: str) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def harness_version() -> str:
+    """kbench's version, with the git revision (and whether tracked files are
+    modified) when it runs from a source checkout: what a bug report needs."""
+    revision = _git("rev-parse", "--short", "HEAD")
+    if revision is None:
+        return kbench.__version__
+    return f"{kbench.__version__} (git {revision}{', modified' if _git_dirty() else ''})"
 
 
 def _git(*args: str) -> str | None:

@@ -37,8 +37,9 @@ from kbench.runs.store import Store
 from kbench.suite import find_problem, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
 
-# Baseline columns the judge measures today; the brief's torch.compile columns come with the judge's support.
-DEFAULT_BASELINES = ("eager",)  # compiled columns cost a compilation each: asked for by name
+# The baseline columns of a run that names none; compiled ones (kbench.judge.baselines) cost a
+# compilation each, so they are asked for by name.
+DEFAULT_BASELINES = ("eager",)
 KERNELBENCH_SAMPLE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
 LEVEL_SELECTION = re.compile(r"level(\d+)")
 
@@ -51,11 +52,20 @@ class RunError(Exception):
 
 
 class Listener(Protocol):
-    """Told about progress (a progress bar, a log)."""
+    """Told about progress (a progress bar, a log). It may also have
+    ``evaluating(problem_id, sample_index, turn)``, told as each judging starts
+    (``tell_evaluating``), and ``turn_finished(record)`` (kbench.agents.loop)."""
 
     def started(self, total: int, done: list[EvaluationRecord]) -> None: ...
 
     def finished(self, record: EvaluationRecord) -> None: ...
+
+
+def tell_evaluating(listener: Listener | None, problem_id: str, sample_index: int, turn: int | None = None) -> None:
+    """Tell a listener that has ``evaluating`` which sample the judge takes up now
+    (a progress bar shows it: one evaluation can take minutes)."""
+    if evaluating := getattr(listener, "evaluating", None):
+        evaluating(problem_id, sample_index, turn)
 
 
 @dataclass(frozen=True)
@@ -214,13 +224,14 @@ def generated_config(
     cuda_graph: bool = False,
     sandbox: bool = True,
     dtype: str = "float32",
+    limit: int | None = None,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
-        generation=generation,
+        generation=generation, limit=limit,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -241,12 +252,14 @@ def run_config(
     cuda_graph: bool = False,
     sandbox: bool = True,
     dtype: str = "float32",
+    limit: int | None = None,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
+        limit=limit,
     )
 
 
@@ -297,6 +310,7 @@ def execute(
     if listener:
         listener.started(len(finished) + len(todo), list(finished.values()))
     for problem, sample in todo:
+        tell_evaluating(listener, problem.id, sample.index)
         record = judge_sample(evaluate, config, problem, sample, session)
         store.record(name, record)
         made.append(record)

@@ -75,6 +75,22 @@ class Problem:
         """The size constants replaced when the file runs at ``size`` in ``dtype``."""
         return self.small if size == "small" else self.dtype_sizes.get(dtype, {})
 
+    def written_sizes(self) -> dict[str, Any]:
+        """The size constants as the file assigns them (the default size in float32):
+        those that KBENCH_SMALL or KBENCH_DTYPE_SIZES replace; a value that is not a
+        literal is given as its source text."""
+        names = set(self.small).union(*(set(values) for values in self.dtype_sizes.values()))
+        written: dict[str, Any] = {}
+        for node in ast.parse(self.source).body:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id in names:
+                        try:
+                            written[target.id] = ast.literal_eval(node.value)
+                        except ValueError:
+                            written[target.id] = ast.unparse(node.value)
+        return written
+
 
 def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
     """Read and validate a problem file; raise ProblemError naming what is wrong."""

@@ -1,0 +1,165 @@
+"""Progress displays: a run's (a bar on a terminal, a line per evaluation off one) and one
+evaluation's (``kbench eval``, ``kbench demo``: the step the judge is at, with the time
+elapsed), on the console given, never mixed into what a command prints as its result."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from kbench.cli import verdicts
+from kbench.cli.common import counts_text
+from kbench.runs.records import EvaluationRecord, TurnRecord
+
+
+class EvaluationProgress:
+    """One evaluation's steps as the judge tells them (``evaluate(progress=...)``):
+    on a terminal a spinner with the step and the time elapsed, left behind by
+    nothing once done; off one a line per step with the seconds elapsed, for logs."""
+
+    def __init__(self, console: Console, label: str):
+        self.console, self.label, self.start = console, label, time.monotonic()
+        self.live: Progress | None = None
+        if console.is_terminal:
+            # Four refreshes a second: the refresh thread must not crowd the judge's clock.
+            self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                 console=console, transient=True, refresh_per_second=4)
+            self.task = self.live.add_task(label, total=None)
+
+    def __enter__(self) -> "EvaluationProgress":
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __call__(self, step: str) -> None:
+        if self.live is not None:
+            self.live.update(self.task, description=f"{self.label}: {step}")
+        else:
+            self.console.print(f"[{time.monotonic() - self.start:6.1f}s] {self.label}: {step}", highlight=False,
+                               markup=False)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+def _counts(records: list[EvaluationRecord]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.status] = counts.get(record.status, 0) + 1
+    return counts
+
+
+def _speedups(speedup: dict[str, float | None], verdict: dict[str, Any] | None) -> str:
+    shown = ", ".join(f"{s:.3g}x {column}" for column, s in speedup.items() if s is not None)
+    if shown and (verdict or {}).get("device") == "cpu":
+        shown += f", {verdicts.CPU_SHORT}"
+    return shown
+
+
+def _outcome_text(status: str, reason: str, speedup: dict[str, float | None], verdict: dict[str, Any] | None,
+                  turn: int | None = None) -> str:
+    """The status, with the speedups of a correct sample or the first line of
+    the reason of any other: what went wrong, without opening the store."""
+    shown = status + (f" at turn {turn}" if turn is not None else "")
+    if speedups := _speedups(speedup, verdict):
+        return f"{shown} ({speedups})"
+    return f"{shown}: {verdicts.one_line(reason)}" if status != "correct" and reason else shown
+
+
+def _record_text(record: EvaluationRecord) -> str:
+    return f"{record.problem_id} #{record.sample_index}: " + _outcome_text(
+        record.status, record.reason, record.speedup, record.verdict, record.turn)
+
+
+def _turn_text(record: TurnRecord) -> str:
+    return f"{record.problem_id} #{record.sample_index} turn {record.turn}: " + _outcome_text(
+        record.status or "", record.reason, record.speedup, record.verdict)
+
+
+class BarProgress:
+    """A progress bar: samples done, verdicts so far, time left (and a line per turn
+    of a run with refinement turns)."""
+
+    def __init__(self, console: Console, show_turns: bool = False):
+        self.show_turns = show_turns
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[verdicts]}"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None:
+        self.counts = _counts(done)
+        self.task = self.progress.add_task("evaluating", total=total, completed=len(done),
+                                           verdicts=counts_text(self.counts))
+        self.progress.start()
+
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.progress.console.print(_turn_text(record), highlight=False, markup=False)
+
+    def evaluating(self, problem_id: str, sample_index: int, turn: int | None = None) -> None:
+        """The bar names the sample being judged now."""
+        turn_text = f" turn {turn}" if turn is not None else ""
+        self.progress.update(self.task, description=f"{problem_id} #{sample_index}{turn_text}", refresh=True)
+
+    def finished(self, record: EvaluationRecord) -> None:
+        self.counts[record.status] = self.counts.get(record.status, 0) + 1
+        self.progress.console.print(_record_text(record), highlight=False, markup=False)
+        self.progress.update(self.task, advance=1, verdicts=counts_text(self.counts))
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+class PlainProgress:
+    """One line per evaluation, with counts and an estimate of the time left."""
+
+    def __init__(self, console: Console, show_turns: bool = False):
+        self.console = console
+        self.show_turns = show_turns
+
+    def turn_finished(self, record: TurnRecord) -> None:
+        if self.show_turns:
+            self.console.print("  " + _turn_text(record), highlight=False, markup=False, soft_wrap=True)
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None:
+        self.total, self.done, self.already, self.start = total, len(done), len(done), time.monotonic()
+        self.console.print(
+            f"{total - self.done} to evaluate; {self.done} recorded already ({counts_text(_counts(done)) or 'none'})",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def finished(self, record: EvaluationRecord) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        left = elapsed / (self.done - self.already) * (self.total - self.done)
+        self.console.print(
+            f"[{self.done}/{self.total}] {_record_text(record)}  elapsed {elapsed:.0f}s, about {left:.0f}s left",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        pass
