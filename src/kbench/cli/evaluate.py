@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
+from rich.rule import Rule
 from rich.table import Table
 
 from kbench.cli import verdicts
@@ -146,7 +147,7 @@ def demo(
     judged = []
     for example in sorted(EXAMPLES_DIR.glob("*.py")):
         problem_id = f"level1/{example.stem}"
-        console.rule(f"{problem_id}  <-  examples/{example.name}")
+        console.print(Rule(f"{problem_id}  <-  examples/{example.name}"), width=min(console.width, 100))
         with _progress(progress, problem_id) as shown:
             verdict = evaluate(problem_id, example, dev, timeout=timeout, progress=shown)
         verdicts.print_verdict(console, verdict)

@@ -23,6 +23,10 @@ from kbench.cli import verdicts
 from kbench.cli.common import counts_text
 from kbench.runs.records import EvaluationRecord, TurnRecord
 
+# A live display redraws from a thread of the judge's process: seldom, so that it
+# seldom holds the interpreter while the judge stamps a call on its clock.
+REFRESHES_PER_SECOND = 4
+
 
 class EvaluationProgress:
     """One evaluation's steps as the judge tells them (``evaluate(progress=...)``):
@@ -33,9 +37,8 @@ class EvaluationProgress:
         self.console, self.label, self.start = console, label, time.monotonic()
         self.live: Progress | None = None
         if console.is_terminal:
-            # Four refreshes a second: the refresh thread must not crowd the judge's clock.
             self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 console=console, transient=True, refresh_per_second=4)
+                                 console=console, transient=True, refresh_per_second=REFRESHES_PER_SECOND)
             self.task = self.live.add_task(label, total=None)
 
     def __enter__(self) -> "EvaluationProgress":
@@ -90,8 +93,8 @@ def _turn_text(record: TurnRecord) -> str:
 
 
 class BarProgress:
-    """A progress bar: samples done, verdicts so far, time left (and a line per turn
-    of a run with refinement turns)."""
+    """A progress bar: the sample being judged, samples done, verdicts so far, time
+    left (and a line per turn of a run with refinement turns)."""
 
     def __init__(self, console: Console, show_turns: bool = False):
         self.show_turns = show_turns
@@ -104,6 +107,7 @@ class BarProgress:
             TextColumn("left"),
             TimeRemainingColumn(),
             console=console,
+            refresh_per_second=REFRESHES_PER_SECOND,
         )
 
     def started(self, total: int, done: list[EvaluationRecord]) -> None:
