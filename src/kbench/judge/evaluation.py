@@ -33,6 +33,7 @@ from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, ch
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.timing import TimingSettings, check_settings, pooled
@@ -284,6 +285,7 @@ class _Evaluation:
                 side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
                 with self._phase("baseline"):
+                    self._wait_for_a_quiet_gpu(reference)
                     side.replay_round(workers, timed, base_rounds, base_series, index)
                 candidate.resume()
         finally:
@@ -296,6 +298,13 @@ class _Evaluation:
         self._consider(findings)
         self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
         self.record["timing"].update(excess)
+
+    def _wait_for_a_quiet_gpu(self, reference: Worker) -> None:
+        """On a GPU, before a baseline round: no work the stopped candidate left queued (kbench.judge.quiet)."""
+        if self.device.startswith("cuda"):
+            busy = busy_gpu_finding(
+                lambda: self.reference_side.ask(reference, "probing the GPU", {"op": "probe"})["round_trips_ms"])
+            self._consider([Finding("gpu-busy", busy)] if busy else [])
 
     def _candidate_round(self, reference: Worker, candidate: Worker, rounds_left: int, index: int) -> TimedSeries:
         """One round of the candidate's timed calls, with its share of the budget

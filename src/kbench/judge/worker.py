@@ -22,6 +22,8 @@ Commands:
 - ``compare`` (reference): check a candidate's saved call against the
   reference's output for the same seed (kbench.judge.outputs);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
+- ``probe`` (reference): a one-element kernel's round trips, to see whether the
+  GPU is quiet before a baseline is timed (``kbench.judge.quiet``).
 
 Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
 """
@@ -48,6 +50,7 @@ from kbench.judge import baselines, problem_checks, state, timing
 from kbench.judge.failure import Failure, phase
 from kbench.judge.guard.runtime import CallWatch, LaunchWatch, OpRecorder, RuntimeGuard
 from kbench.judge.outputs import check_saved_call, fingerprint, save_output
+from kbench.judge.quiet import launch_round_trips_ms
 from kbench.suite.problem import Problem, import_problem
 
 _os_write = os.write
@@ -353,6 +356,7 @@ def main(argv: list[str]) -> None:
         "record": session.record,
         "compare": session.compare,
         "audit": lambda msg: problem_checks.audit_in_worker(session, msg),
+        "probe": lambda msg: {"ok": True, "round_trips_ms": launch_round_trips_ms(session.device)},
     }
     for line in commands:
         msg = json.loads(line)

@@ -37,6 +37,7 @@ RULES: dict[str, str] = {
     "timed-call-check": "a timed call the judge picked in secret after it ran has a wrong output",
     "input-feed": "the inputs of another call asked for before this one was reported (to precompute outputs)",
     "trusted-clock": "the judge's own clock saw more time per call than the candidate reported, beyond eager's excess",
+    "gpu-busy": "the GPU stayed busy after the candidate's processes were stopped, before a baseline was timed",
     "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
@@ -65,6 +66,7 @@ INTEGRITY = {
     "other-size",
     "input-feed",
     "trusted-clock",
+    "gpu-busy",
     "results-channel",
     "reference-interference",
 }
