@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kbench.agents.providers import ModelSpec, ProviderError, Reply, Request, int_or_none
+from kbench.judge.process import JUDGE_PYTHONPATH
 
 DEFAULT_AGENT_TIME_LIMIT = 1800.0
 VERSION_PROBE_SECONDS = 10
@@ -179,7 +180,7 @@ class CommandProvider:
                 try:
                     process = subprocess.Popen(
                         self.argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        start_new_session=True, env={**os.environ, "KBENCH_WORKSPACE": str(workspace)},
+                        start_new_session=True, env={**os.environ, "KBENCH_WORKSPACE": str(workspace), **_absolute_pythonpath()},
                     )
                 except OSError as exc:
                     return Reply(None, error=f"the agent could not start: {exc}", error_kind="agent")
@@ -299,3 +300,8 @@ def _count_lines(path: Path) -> int:
         return len(path.read_text().splitlines())
     except OSError:
         return 0
+
+
+def _absolute_pythonpath() -> dict[str, str]:
+    """The agent works in its workspace: a relative PYTHONPATH would point into it."""
+    return {"PYTHONPATH": os.pathsep.join(JUDGE_PYTHONPATH)} if JUDGE_PYTHONPATH else {}

@@ -14,7 +14,6 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from kbench.cli.common import UsageError, usage_error, usage_errors
 from kbench.cli.scores import RESAMPLES_OPTION, SEED_OPTION
@@ -203,7 +202,7 @@ def report_command(
     try:
         html = report.render(data, resamples=resamples, seed=seed)
     except report.MissingDependency as exc:
-        raise usage_error(escape(str(exc))) from exc  # escaped: usage_error reads rich markup, and '[report]' is not
+        raise usage_error(str(exc)) from exc
     with usage_errors():
         try:
             output.write_text(html)

@@ -366,6 +366,9 @@ class _Evaluation:
                 self.reference_side.ask(reference, what, {"op": "record", "seed": last.seed})
             raise
         self._consider_answer(driver.final)
+        if strays := candidate.strays():
+            self._consider([Finding("threads", f"{len(strays)} process(es) the solution started still running after "
+                                               "its calls (seen from the judge)")])
         return driver
 
     def _blame(self, failure: ProblemError, reference: Worker, candidate: Worker) -> tuple[str, str]:

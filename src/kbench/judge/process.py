@@ -85,10 +85,14 @@ def _limit_sandboxed_child() -> None:
     limit_processes()
 
 
+# The judge's PYTHONPATH made absolute against the directory it started in (as Python did
+# for its own sys.path), not against wherever it has changed directory to since.
+JUDGE_PYTHONPATH = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
 def worker_import_path() -> list[str]:
-    """kbench's source, then the judge's PYTHONPATH made absolute (``python -I`` ignores the variable)."""
-    extra = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return list(dict.fromkeys([KBENCH_SRC, *extra]))
+    """kbench's source, then the judge's PYTHONPATH (``python -I`` ignores the variable)."""
+    return list(dict.fromkeys([KBENCH_SRC, *JUDGE_PYTHONPATH]))
 
 
 def default_memory_limit() -> int:
@@ -258,6 +262,23 @@ class Worker:
             except psutil.Error:
                 pass
 
+    def strays(self) -> list[int]:
+        """The processes of the worker's tree other than the worker and its sandbox's own:
+        whatever the candidate started and left running, seen from the judge's side
+        (nothing in the candidate's process can hide them). In a sandbox the tree is
+        bubblewrap, its init in the PID namespace, and the worker, the init's oldest
+        child; a process orphaned by a double fork is reparented to that init."""
+        try:
+            top = psutil.Process(self.process.pid)
+            if not self.sandboxed:
+                return [p.pid for p in top.children(recursive=True) if _running(p)]
+            children = [c for init in top.children() for c in init.children()]
+            worker = min(children, key=lambda p: p.create_time(), default=None)
+            tree = [p for child in children for p in (child, *child.children(recursive=True))]
+            return [p.pid for p in tree if p is not worker and _running(p)]
+        except psutil.Error:
+            return []
+
     def close(self, grace_seconds: float = 2.0) -> None:
         """Ask the worker to exit, then kill its whole process group regardless."""
         if self.process.poll() is None:
@@ -299,3 +320,10 @@ def candidate_worker(device: str, solution_sha256: str, scratch: Path, sandbox: 
         give_to_candidate(scratch, build_dir)
     return Worker(worker_env(device, build_dir), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
                   writable=(build_dir,))
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

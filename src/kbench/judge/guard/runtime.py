@@ -96,7 +96,8 @@ class RuntimeGuard:
         self.threads = set(_current_frames())
 
     def state_findings(self) -> list[Finding]:
-        """Patched functions, changed global settings, threads and processes left running."""
+        """Patched functions, changed global settings and threads left running (processes left
+        running the judge sees itself: ``Worker.strays``)."""
         findings = []
         replaced = [
             f"{label}.{name}"
@@ -114,9 +115,6 @@ class RuntimeGuard:
         extra_threads = set(_current_frames()) - self.threads
         if extra_threads:
             findings.append(Finding("threads", f"{len(extra_threads)} Python thread(s) left running"))
-        children = _child_processes()
-        if children:
-            findings.append(Finding("threads", f"{len(children)} child process(es) left running"))
         return findings
 
 
@@ -241,15 +239,6 @@ def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
     sa, sb = a.untyped_storage(), b.untyped_storage()
     a0, b0 = sa.data_ptr(), sb.data_ptr()
     return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
-
-
-def _child_processes() -> list[int]:
-    import psutil
-
-    try:
-        return [p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
-    except psutil.Error:
-        return []
 
 
 class OpRecorder(TorchDispatchMode):
