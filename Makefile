@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.kbench-installed
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup demo test test-gpu clean
+.PHONY: setup demo test test-fast test-gpu clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Everything but the slow marker (whole-suite modules, compiled extensions): for iterating.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 # On a GPU machine whose Python already has torch and Triton (no virtual
 # environment is made there): the GPU tests only; they fail, not skip, without a GPU.

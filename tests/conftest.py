@@ -9,13 +9,18 @@ SOLUTIONS = FIXTURES / "solutions"
 EXAMPLES = Path(__file__).parent.parent / "src" / "kbench" / "suite" / "examples"
 
 
+# Whole modules that judge many solutions or problems end to end (the exploit suite, the
+# audit, the bundled levels): `make test-fast` (-m "not slow") leaves them to `make test`.
+SLOW_MODULES = {"test_exploits.py", "test_audit.py", "test_level2.py", "test_level3.py", "test_level4.py"}
+
+
 def pytest_collection_modifyitems(config, items):
-    if torch.cuda.is_available():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    no_gpu = not torch.cuda.is_available()
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if no_gpu and "gpu" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
 
 
 @pytest.fixture

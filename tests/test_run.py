@@ -475,3 +475,12 @@ def test_without_pyarrow_the_parquet_hint_installs_into_this_environment(cli, tm
     done = cli("export", "a", "--format", "parquet")
     assert done.exit_code == 2 and f"needs pyarrow ({sys.executable} -m pip install pyarrow, or pip install -e " \
         "'.[parquet]' in the kbench checkout)" in done.output
+
+
+def test_a_run_on_a_gpu_measures_the_compile_column_unless_told_otherwise(tmp_path):
+    problems, solutions = setup_run(tmp_path)
+    plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
+    common = dict(selection=[str(problems)], solutions=solutions, size="small", trials=5, timeout=300.0)
+    assert runner.run_config(plan, device="cuda:0", **common).baselines == ("eager", "compile")
+    assert runner.run_config(plan, device="cpu", **common).baselines == ("eager",)
+    assert runner.run_config(plan, device="cuda:0", baselines=("eager",), **common).baselines == ("eager",)

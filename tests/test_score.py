@@ -217,3 +217,21 @@ def test_conservative_fast_p_counts_a_candidate_only_when_its_interval_clears_p(
     assert overall.fast_p_conservative["eager"][1.0].value == pytest.approx(1 / 3)  # A: 1.8 > 1
     assert overall.fast_p_conservative["eager"][0.8].value == pytest.approx(2 / 3)  # and B: 0.9 > 0.8
     assert score(outcomes(run), ("eager",)).to_dict()["fast_p_conservative"]["eager"]["0.8"] == pytest.approx(2 / 3)
+
+
+def test_score_opens_with_fast_1_over_torch_compile_per_level_on_the_named_gpu():
+    from rich.console import Console
+
+    from kbench.cli.scores import print_score
+
+    run = run_data([("A", 1, [("correct", 2.0)]), ("B", 2, [("correct", 3.0)])])
+    run.evaluations[0].speedup["compile"] = 1.5
+    run.evaluations[1].speedup["compile"] = 0.9
+    run = replace(run, sessions=[replace(run.sessions[0], manifest=replace(run.sessions[0].manifest,
+                                                                           gpu_name="NVIDIA H200"))])
+    out = Console(record=True, width=200)
+    print_score(out, run, score(outcomes(run), columns_of(run)))
+    lines = out.export_text().splitlines()
+    published = next(i for i, line in enumerate(lines) if line.startswith("fast_1 over torch.compile"))
+    assert published <= 1 and "on NVIDIA H200" in lines[published]
+    assert "all 0.500" in lines[published] and "level 1 1.000" in lines[published] and "level 2 0.000" in lines[published]

@@ -76,7 +76,7 @@ def run_command(
     db: Path = DB_OPTION,
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
     baseline: Optional[List[str]] = typer.Option(None, help="Baseline columns, comma-separated or repeated "
-                                                 "(eager,compile,...) [default: eager]."),
+                                                 "(eager,compile,...) [default: eager,compile on a GPU, eager on a CPU]."),
     size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
@@ -305,7 +305,7 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "cuda_graph": cuda_graph,
         "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
         "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
-        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.DEFAULT_BASELINES,
+        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
         "limit": limit if limit is not None else stored.limit if stored else None,
     }
 
