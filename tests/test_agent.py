@@ -70,11 +70,14 @@ def test_samples_with_and_without_usable_code_are_stored_and_scored(cli, serve, 
 
     server = serve(respond)
     (tmp_path / "prices.toml").write_text('["openai/test-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n')
-    done = ask(cli, server, problems, "--samples", "2", "--prices", "prices.toml", "--temperature", "0.7")
+    done = ask(cli, server, problems, "--samples", "2", "--prices", "prices.toml", "--temperature", "0.7",
+               "--reasoning-effort", "high", "--option", "service_tier=flex", "--option", 'metadata={"lab": "k"}')
     assert done.exit_code == 0, done.output
     assert len(server.seen) == 4 and len(cli.judge.calls) == 2  # no judge for a reply without code
     assert server.seen[0].headers["authorization"] == f"Bearer {SECRET}"
-    assert server.seen[0].body["temperature"] == 0.7
+    body = server.seen[0].body
+    assert (body["temperature"], body["reasoning_effort"], body["service_tier"], body["metadata"]) == (
+        0.7, "high", "flex", {"lab": "k"})
     with Store(tmp_path / "kbench.db") as store:
         data = store.load("r")
     assert {(e.problem_id, e.sample_index): e.status for e in data.evaluations} == {
@@ -99,7 +102,9 @@ def test_samples_with_and_without_usable_code_are_stored_and_scored(cli, serve, 
     assert generation["price"]["input_per_mtok"] == 1.0 and generation["concurrency"] == 4
     config = document["manifest"]["config"]
     assert (config["source"], config["solutions"], config["samples"], config["turns"]) == ("openai", "openai/test-model", 2, 1)
-    assert config["generation"]["sampling"]["temperature"] == 0.7
+    assert config["generation"]["sampling"] == {"temperature": 0.7, "top_p": None, "max_tokens": None, "seed": None,
+                                                "reasoning_effort": "high",
+                                                "options": {"service_tier": "flex", "metadata": {"lab": "k"}}}
     assert SECRET.encode() not in (tmp_path / "kbench.db").read_bytes()
 
 
@@ -273,6 +278,8 @@ def test_replay_through_model_and_usage_errors(cli, serve, tmp_path):
     assert ask(cli, server, problems, "--temperature", "0.2").exit_code == 0
     changed = ask(cli, server, problems, "--temperature", "0.9")
     assert changed.exit_code == 2 and "sampling" in changed.output
+    malformed = ask(cli, server, problems, "--option", "no-equals-sign", run="malformed")
+    assert malformed.exit_code == 2 and "expected KEY=VALUE" in malformed.output
 
 
 def test_a_user_template_is_pinned_by_its_hash(cli, serve, tmp_path):

@@ -71,6 +71,9 @@ def parse_model(text: str) -> ModelSpec:
     return ModelSpec(provider, name.strip())
 
 
+LATER_SETTINGS = ("reasoning_effort", "options")
+
+
 @dataclass(frozen=True)
 class Sampling:
     """What each request asks of the model besides the prompt, sent exactly as set (None
@@ -85,12 +88,15 @@ class Sampling:
     reasoning_effort: str | None = None  # OpenAI's reasoning models: minimal, low, medium, high
     options: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values; settings added after runs were stored are left out while unset, so
+        that those runs' stored settings still compare equal when they resume."""
+        data = asdict(self)
+        return {k: v for k, v in data.items() if k not in LATER_SETTINGS or v}
+
     def given(self, *names: str) -> dict[str, Any]:
         """The named settings that are set."""
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import re
 import signal
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
@@ -61,6 +61,12 @@ def run_command(
     max_tokens: Optional[int] = typer.Option(None, min=1, help="Most tokens per reply [default: the server's; "
                                              f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic]."),
     seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai)."),
+    reasoning_effort: Optional[str] = typer.Option(
+        None, help="Reasoning effort of OpenAI's reasoning models (minimal, low, medium, high) [default: the server's]."),
+    option: Optional[List[str]] = typer.Option(
+        None, "--option", help="Another field of each request's body, KEY=VALUE (VALUE read as JSON where it is, "
+        "e.g. thinking='{\"type\": \"enabled\", \"budget_tokens\": 4096}' for anthropic); repeatable; "
+        "kept with the run like every sampling setting."),
     concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once."),
     max_retries: int = typer.Option(providers.DEFAULT_MAX_RETRIES, min=0,
                                     help="Retries of a request (backoff on 429, 5xx, timeouts)."),
@@ -133,7 +139,7 @@ def run_command(
             raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
         generation = _Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
-            target=target, gpu=gpu, sampling=Sampling(temperature, top_p, max_tokens, seed), concurrency=concurrency,
+            target=target, gpu=gpu, sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)), concurrency=concurrency,
             max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
             agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
         )
@@ -205,6 +211,20 @@ class _Generation:
     api_key_env: str | None
 
 
+def request_options(given: list[str] | None) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs: VALUE as JSON where it parses, else as text."""
+    options: dict[str, Any] = {}
+    for pair in given or []:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value
+    return options
+
+
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
                      device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype, limit):
     """The config, plan and agent of a run that asks a model, from the options and,
@@ -244,9 +264,10 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         )
         price = None
     else:
-        given = options.sampling.to_dict()
+        given = asdict(options.sampling)
         kept = (old.sampling or {}) if same_provider else {}
-        sampling = Sampling(**{k: given[k] if given[k] is not None else kept.get(k) for k in given})
+        merged = {k: v if v not in (None, {}) else kept.get(k) for k, v in given.items()}
+        sampling = Sampling(**{k: v for k, v in merged.items() if v is not None})
         table = load_prices(options.prices) if options.prices else builtin_table()
         make = providers.OpenAIProvider if spec.provider == "openai" else providers.AnthropicProvider
         provider = make(
