@@ -72,10 +72,12 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
             source = " (cached)" if baseline.get("source") == "cache" else ""
             console.print(f"  {column}{source}: {_timing_line(baseline.get('timing'))}", highlight=False)
             speedup, interval = verdict.speedup.get(column), verdict.speedup_interval.get(column)
+            within = verdict.speedup_interval_within.get(column)
             if speedup is not None:
-                # Within this evaluation's processes; a re-evaluation moves more (docs/timing.md, Repeatability).
-                within = f" (95% interval within this evaluation {interval[0]:.4g}-{interval[1]:.4g})" if interval else ""
-                console.print(f"    speedup over {column}: {speedup:.4g}x{within}", highlight=False)
+                spread = f" (95% interval {interval[0]:.4g}-{interval[1]:.4g}" if interval else ""
+                spread += f"; within this evaluation alone {within[0]:.4g}-{within[1]:.4g})" if within else (
+                    ")" if interval else "")
+                console.print(f"    speedup over {column}: {speedup:.4g}x{spread}", highlight=False)
             for line in baseline.get("not_used", []):
                 console.print(f"    cached {column} {line}", highlight=False, markup=False)
     phases = ", ".join(f"{k} {v:.2f}s" for k, v in verdict.phase_seconds.items())

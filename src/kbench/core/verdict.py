@@ -47,7 +47,10 @@ class Verdict:
     runtime_ms: float | None = None
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     speedup: dict[str, float | None] = field(default_factory=dict)
-    speedup_interval: dict[str, list[float]] = field(default_factory=dict)  # 95%, per column (docs/timing.md)
+    # 95%, per column: where a re-evaluation's speedup lies (between-process spread included), and
+    # the precision of this evaluation's own calls alone (docs/timing.md)
+    speedup_interval: dict[str, list[float]] = field(default_factory=dict)
+    speedup_interval_within: dict[str, list[float]] = field(default_factory=dict)
     timing: dict[str, Any] | None = None
     device_name: str | None = None
     trials: list[Trial] = field(default_factory=list)

@@ -35,6 +35,7 @@ from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost, candidate_worker
 from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
+from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
@@ -128,7 +129,8 @@ class _Evaluation:
         self.memory_limit = memory_limit_bytes
         self.phase_seconds: dict[str, float] = {}
         self.record: dict[str, Any] = {
-            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "tolerance": {}
+            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "speedup_interval_within": {},
+            "tolerance": {}
         }
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
@@ -344,8 +346,10 @@ class _Evaluation:
         self.record["timing"] = {**candidate.summary(), "rounds": [r["median_ms"] for r in cand_rounds]}
         columns = self.reference_side.speedups(candidate, cand_rounds, base_rounds, cached,
                                                 self.timing_settings.new_placement_per_round)
-        for key, values in zip(("baselines", "speedup", "speedup_interval"), columns):
+        for key, values in zip(("baselines", "speedup", "speedup_interval_within"), columns):
             self.record[key].update(values)
+        self.record["speedup_interval"] = {column: widen(self.record["speedup"][column], within, self.device)
+                                           for column, within in self.record["speedup_interval_within"].items()}
 
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
                          seeds: SeedFeed, checks: Checks, round_index: int | None = None,
@@ -467,6 +471,7 @@ class _Evaluation:
             baselines=baselines if correct else unmeasured,
             speedup=speedup if correct else dict.fromkeys(columns),
             speedup_interval=self.record["speedup_interval"] if correct else {},
+            speedup_interval_within=self.record["speedup_interval_within"] if correct else {},
             timing=timing,
             device_name=self.reference_side.loaded.get("device_name"),
             trials=trials,

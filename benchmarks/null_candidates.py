@@ -1,0 +1,72 @@
+"""Does the 95% speedup interval hold the truth 95% of the time? Null candidates answer it:
+the problem's own reference submitted as the candidate (its true speedup over eager is 1),
+judged under --policy lenient (a plain-PyTorch candidate is flagged there, not rejected),
+each scored twice by independent evaluations. The report gives, for the verdict's
+``speedup_interval`` (between-process spread included, kbench.judge.repeatability) and for
+``speedup_interval_within`` (this evaluation's calls alone), how often the interval holds 1.0
+and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
+
+    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2]
+    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+import kbench
+from kbench.suite import find_problem
+
+DEFAULT_PROBLEMS = [
+    "level1/relu", "level1/softmax", "level1/gelu", "level1/layer_norm", "level1/rms_norm", "level1/sum_dim",
+    "level1/matmul_square", "level1/matmul_batched", "level1/matvec", "level1/conv2d", "level1/conv2d_depthwise",
+    "level1/maxpool2d", "level1/avgpool3d", "level1/group_norm", "level1/cross_entropy", "level1/argmax_dim",
+]
+
+
+def judge_null(problem_id: str, device: str, directory: Path) -> dict:
+    problem = find_problem(problem_id)
+    candidate = directory / f"{problem_id.replace('/', '_')}_null.py"
+    candidate.write_text(problem.source + "\n\nModelNew = Model\n")
+    verdict = kbench.evaluate(problem, candidate, device, policy="lenient")
+    return {"problem": problem_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0],
+            "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
+            "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager")}
+
+
+def report(rows: list[dict]) -> None:
+    judged = [r for r in rows if r["status"] == "correct" and r["interval"] and r["within"]]
+    print(f"{len(judged)} null evaluations ({len(rows) - len(judged)} not judged correct) "
+          f"of {len({r['problem'] for r in judged})} problems on {judged[0]['device_name'] if judged else '-'}")
+    for name in ("interval", "within"):
+        held = sum(r[name][0] <= 1.0 <= r[name][1] for r in judged)
+        width = statistics.median((r[name][1] - r[name][0]) / r["speedup"] for r in judged) if judged else 0.0
+        print(f"  {name:<9} holds 1.0 in {held} of {len(judged)} ({held / max(len(judged), 1):.0%}); "
+              f"median width {width:.2%} of the speedup")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--problems", nargs="*", default=DEFAULT_PROBLEMS)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
+    args = parser.parse_args()
+    if not args.report:
+        with tempfile.TemporaryDirectory() as tmp:
+            for _ in range(args.repeats):
+                for problem_id in args.problems:
+                    row = judge_null(problem_id, args.device, Path(tmp))
+                    print(json.dumps(row), flush=True)
+                    with open(args.out, "a") as out:
+                        out.write(json.dumps(row) + "\n")
+    report([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()])
+
+
+if __name__ == "__main__":
+    main()
