@@ -129,6 +129,17 @@ def test_build_only_imports_and_reports_compile_errors():
     assert failed["ok"] is False and "SyntaxError" in failed["error"]
 
 
+def test_build_directories_are_keyed_by_source_and_toolchain(monkeypatch):
+    """Two solutions whose extensions share a name (models often call theirs relu_cuda) never
+    share a build, judged A, B, A each finds its own again; another torch or compiler builds anew."""
+    from kbench.judge import devices
+
+    a, b = devices.candidate_build_dir("a" * 64), devices.candidate_build_dir("b" * 64)
+    assert a != b and devices.candidate_build_dir("a" * 64) == a
+    monkeypatch.setattr(devices, "build_environment", lambda: "torch 9.9 built otherwise")
+    assert devices.candidate_build_dir("a" * 64) not in (a, b)
+
+
 def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp_path):
     relu = (EXAMPLES.parent / "level1" / "relu.py").read_text()
     problem = tmp_path / "relu_mid.py"

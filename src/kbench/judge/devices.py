@@ -7,7 +7,12 @@ live, shared by every worker and keyed by content.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -46,9 +51,41 @@ def resolve_device(device: str | None) -> str:
 
 
 def candidate_build_dir(solution_sha256: str) -> Path:
-    """A candidate's own build caches, keyed by its source: the only cache it can write,
-    so it cannot plant a binary that another solution would load."""
-    return cache_dir() / "candidates" / solution_sha256[:24]
+    """A candidate's own build caches, keyed by its source and by what builds it (the
+    toolchain, ``build_environment``): the only cache it can write, so it cannot plant a
+    binary that another solution would load, and a binary built for another torch or
+    compiler is never loaded. Two solutions whose extensions share a name never share a
+    directory; one solution judged by many processes at once shares one, where
+    PyTorch's own lock file serialises the build."""
+    key = hashlib.sha256(f"{solution_sha256}\0{build_environment()}".encode()).hexdigest()
+    return cache_dir() / "candidates" / key[:24]
+
+
+@functools.lru_cache(maxsize=1)
+def build_environment() -> str:
+    """What a compiled extension depends on besides its source: Python, torch (its build
+    and CUDA), Triton, the target architectures, and the C++ and CUDA compilers' versions."""
+    from kbench.core.versions import package_version
+
+    parts = [sys.version, torch.__version__, str(torch.version.cuda), str(torch.version.git_version),
+             str(package_version("triton")), os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
+             _first_line(os.environ.get("CXX", "c++"), "--version"), _first_line(_nvcc(), "--version")]
+    return "\n".join(parts)
+
+
+def _nvcc() -> str:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    return str(Path(home) / "bin" / "nvcc") if home else (shutil.which("nvcc") or "nvcc")
+
+
+def _first_line(*command: str) -> str:
+    """A tool's version line (its last line for nvcc, which names the release there)."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return f"{command[0]}: not found"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    return (lines[-1] if "nvcc" in command[0] else lines[0]) if lines else f"{command[0]}: no version"
 
 
 def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
