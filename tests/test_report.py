@@ -150,3 +150,12 @@ def test_the_page_in_a_real_browser(page_file):
         finally:
             browser.close()
     assert errors == []
+
+
+def test_the_report_leads_with_fast_1_over_torch_compile():
+    run = base_run()
+    run = replace(run, evaluations=[replace(e, speedup={**e.speedup, "compile": 1.2}) for e in run.evaluations])
+    page = report.render([run])
+    assert page.index('id="published"') < page.index('id="runs"')
+    published = page[page.index('id="published"'):page.index("</table>", page.index('id="published"'))]
+    assert "all" in published and "level 1" in published
