@@ -293,3 +293,35 @@ def test_basic_errors_come_before_the_style_rules_and_cheating_is_still_rejected
     rejected = kbench.evaluate(PROBLEM, cheat, "cpu", measure_time=False, trials=1)
     assert rejected.status == "rejected" and rejected.reason.startswith("threads: "), rejected.reason
     assert rejected.trials == [] and rejected.phase_seconds == {}  # nothing of it ran
+
+
+def test_evaluate_many_yields_every_verdict_with_its_index():
+    pairs = [(PROBLEM, SOLUTIONS / "honest_triton.py"), (PROBLEM, SOLUTIONS / "syntax_error.py")]
+    verdicts = dict(kbench.evaluate_many(pairs, ["cpu", "cpu"], measure_time=False, trials=1))
+    assert verdicts[0].status == "correct" and verdicts[1].status == "compile_error"
+
+
+def test_an_executor_runs_one_job_at_a_time_per_device_and_raises_a_jobs_error_here():
+    import threading
+    import time
+
+    from kbench.judge.executor import LocalExecutor
+
+    running: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def run(item: int, device: str) -> int:
+        with lock:
+            running[device] = running.get(device, 0) + 1
+            assert running[device] == 1, "two jobs at once on one device"
+        time.sleep(0.01)
+        with lock:
+            running[device] -= 1
+        if item == 7:
+            raise ValueError("job 7 failed")
+        return item * item
+
+    executor = LocalExecutor(["cpu"])
+    assert sorted(executor.map(list(range(5)), run)) == [(i, i * i) for i in range(5)]
+    with pytest.raises(ValueError, match="job 7 failed"):
+        list(executor.map(list(range(10)), run))

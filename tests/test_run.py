@@ -44,12 +44,12 @@ def setup_run(tmp_path, names=NAMES, marks=None):
     return problems, solutions
 
 
-def start(store, problems, solutions, evaluate, name="r", listener=None, **options):
+def start(store, problems, solutions, evaluate, name="r", listener=None, devices=(), **options):
     plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
     settings = dict(device="cpu", size="small", trials=5, timeout=300.0) | options
     config = runner.run_config(plan, selection=[str(problems)], solutions=solutions, **settings)
     return runner.execute(store, name, config, plan, evaluate=evaluate, listener=listener,
-                          manifest=manifest_for(config))
+                          manifest=manifest_for(config), devices=devices)
 
 
 def test_replay_finds_files_folders_of_samples_and_kernelbench_names(tmp_path):
@@ -123,6 +123,53 @@ def test_an_interrupted_run_resumes_with_only_what_is_left(tmp_path):
         assert {e.problem_id: e.session for e in store.evaluations("r")}["level1/p4"] == 2
         third = FakeJudge()
         assert start(store, problems, solutions, third) == [] and third.calls == []
+
+
+class DeviceRecordingJudge(FakeJudge):
+    """Remembers the device of each evaluation, and waits a little so that the devices overlap."""
+
+    def __init__(self, fail_on: str | None = None):
+        super().__init__()
+        self.devices: list[str] = []
+        self.fail_on = fail_on
+
+    def __call__(self, problem, solution, device, **kwargs):
+        self.devices.append(device)
+        if problem.id == self.fail_on:
+            raise KeyboardInterrupt
+        time.sleep(0.05)
+        return super().__call__(problem, solution, device, **kwargs)
+
+
+def test_a_run_on_several_devices_judges_each_sample_once_and_stores_every_verdict(tmp_path):
+    problems, solutions = setup_run(tmp_path)
+    judged = DeviceRecordingJudge()
+    with Store(tmp_path / "k.db") as store:
+        made = start(store, problems, solutions, judged, devices=["cpu", "cpu"])
+        statuses = {e.problem_id: e.status for e in store.evaluations("r")}
+    assert sorted(call[0] for call in judged.calls) == [f"level1/p{i}" for i in range(1, 5)]
+    assert statuses == {**{f"level1/p{i}": "correct" for i in range(1, 5)}, "level1/p5": "missing"}
+    assert len(made) == 5 and judged.devices == ["cpu"] * 4
+
+
+def test_an_interrupted_run_on_several_devices_keeps_what_finished(tmp_path):
+    problems, solutions = setup_run(tmp_path)
+    with Store(tmp_path / "k.db") as store:
+        with pytest.raises(KeyboardInterrupt):
+            start(store, problems, solutions, DeviceRecordingJudge(fail_on="level1/p3"), devices=["cpu", "cpu"])
+        done = {e.problem_id for e in store.evaluations("r")}
+        again = FakeJudge()
+        start(store, problems, solutions, again, devices=["cpu", "cpu"])
+        assert {call[0] for call in again.calls} == {f"level1/p{i}" for i in range(1, 5)} - done
+        assert {e.problem_id for e in store.evaluations("r")} == {f"level1/p{i}" for i in range(1, 6)}
+
+
+def test_gpus_are_named_by_index_or_all(cli, tmp_path):
+    problems, solutions = setup_run(tmp_path)
+    refused = cli("run", "--run", "g", "-s", str(solutions), "-p", str(problems), "--gpus", "zero")
+    assert refused.exit_code == 2 and "GPU indexes" in refused.output
+    absent = cli("run", "--run", "g", "-s", str(solutions), "-p", str(problems), "--gpus", "7")
+    assert absent.exit_code == 2 and "cuda:7" in absent.output
 
 
 KILLED_RUN = textwrap.dedent(

@@ -2,7 +2,7 @@
 
 from kbench.core.solution import Solution, SolutionError
 from kbench.core.verdict import STATUSES, Trial, Verdict
-from kbench.judge import evaluate
+from kbench.judge import evaluate, evaluate_many
 from kbench.suite import find_problem, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem
 
@@ -17,6 +17,7 @@ __all__ = [
     "Trial",
     "Verdict",
     "evaluate",
+    "evaluate_many",
     "find_problem",
     "load_problem",
     "suite_problems",

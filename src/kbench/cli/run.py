@@ -95,6 +95,11 @@ def run_command(
                                         "bfloat16; problems without it are left out [default: float32]."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
                                         "part of the run's settings."),
+    gpus: Optional[str] = typer.Option(
+        None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3); "
+        "runs of files only. Not part of the run's settings: a resumed run may use others."),
+    build_jobs: int = typer.Option(0, min=0, help="Threads building the solutions ahead of the GPUs (compiled "
+                                   "extensions), with --gpus or alone [default: 0, each evaluation builds its own]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
                                  "`kbench score --json`); progress goes to stderr."),
@@ -132,14 +137,20 @@ def run_command(
                 raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
             config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
+            devices = _devices(gpus)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
-                store, run, config, plan, evaluate=evaluate, listener=listener))
+                store, run, config, plan, evaluate=evaluate, listener=listener, devices=devices,
+                build_jobs=build_jobs))
             return
+        if gpus is not None or build_jobs:
+            raise UsageError("--gpus and --build-jobs are for runs of files (--solutions); a model's run judges "
+                             "one candidate at a time")
         if stored_config is not None and stored_config.source == "replay":
             raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
         generation = _Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
-            target=target, gpu=gpu, sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)), concurrency=concurrency,
+            target=target, gpu=gpu, concurrency=concurrency,
+            sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)),
             max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
             agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
         )
@@ -209,6 +220,18 @@ class _Generation:
     prices: Path | None
     env_file: Path
     api_key_env: str | None
+
+
+def _devices(gpus: str | None) -> list[str]:
+    """``--gpus``: every local GPU, or the ones named by index."""
+    if gpus is None:
+        return []
+    if gpus.strip() == "all":
+        return judge.local_devices()
+    indexes = split_names([gpus])
+    if not all(i.isdigit() for i in indexes):
+        raise UsageError(f"--gpus {gpus!r}: 'all' or GPU indexes separated by commas (0,1)")
+    return [resolve_device(f"cuda:{i}") for i in indexes]
 
 
 def request_options(given: list[str] | None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ processes it runs in (``process``, ``sandbox``, ``worker``), the reference's sid
 baseline columns (``reference``, ``baselines``), the timing protocol
 (``timing``), the comparison of outputs (``compare``), the guard's rules
 (``guard``), the settings pinned in every worker (``state``), and builds ahead
-of judging (``builds``). The candidate's process runs only ``worker`` and what
+of judging (``builds``) and many evaluations at once, one per device (``executor``). The candidate's process runs only ``worker`` and what
 it imports; everything that decides runs in the judge's process or the
 reference's.
 
@@ -16,15 +16,19 @@ agents or the CLI.
 from kbench.judge.builds import build
 from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
+from kbench.judge.executor import LocalExecutor, evaluate_many, local_devices
 from kbench.judge.reference import measure_baselines, time_reference
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
+    "LocalExecutor",
     "build",
     "cache_dir",
     "default_device",
     "evaluate",
+    "evaluate_many",
+    "local_devices",
     "measure_baselines",
     "resolve_device",
     "time_reference",

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from kbench import judge
 from kbench.core.solution import Solution
@@ -296,10 +296,15 @@ def execute(
     evaluate: Evaluate = judge.evaluate,
     listener: Listener | None = None,
     manifest: Manifest | None = None,
+    devices: Sequence[str] = (),
+    build_jobs: int = 0,
 ) -> list[EvaluationRecord]:
     """Evaluate what run ``name`` has not finished (all of it, for a new run); the
     records made in this session. Raises RunError when the run exists with
-    another config; KeyboardInterrupt leaves every finished verdict stored."""
+    another config; KeyboardInterrupt leaves every finished verdict stored.
+    With ``devices`` (several GPUs, say), one evaluation runs at a time on each
+    (``judge.LocalExecutor``, with ``build_jobs`` threads building ahead); this
+    thread stores each verdict as it comes."""
     session = open_run(store, name, config, plan, manifest)
     finished = {
         (e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES
@@ -316,14 +321,33 @@ def execute(
     todo = [(p, s) for p in plan.problems for s in plan.samples_of(p.id) if (p.id, s.index) not in finished]
     if listener:
         listener.started(len(finished) + len(todo), list(finished.values()))
-    for problem, sample in todo:
-        tell_evaluating(listener, problem.id, sample.index)
-        record = judge_sample(evaluate, config, problem, sample, session)
+    for record in _judged(todo, evaluate, config, session, listener, devices, build_jobs):
         store.record(name, record)
         made.append(record)
         if listener:
             listener.finished(record)
     return made
+
+
+def _judged(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, config: RunConfig, session: int,
+            listener: Listener | None, devices: Sequence[str], build_jobs: int) -> Iterator[EvaluationRecord]:
+    """Each sample's record as it is judged: in turn here, or on every device at once."""
+    if not devices and not build_jobs:
+        for problem, sample in todo:
+            tell_evaluating(listener, problem.id, sample.index)
+            yield judge_sample(evaluate, config, problem, sample, session)
+        return
+    executor = judge.LocalExecutor(devices or [config.device], build_jobs)
+
+    def judge_on(job: tuple[Problem, SampleRecord], device: str) -> EvaluationRecord:
+        return judge_sample(evaluate, replace(config, device=device), job[0], job[1], session)
+
+    def build_ahead(job: tuple[Problem, SampleRecord]) -> None:
+        judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), executor.devices[0],
+                    sandbox=config.sandbox)
+
+    for _, record in executor.map(todo, judge_on, build_ahead):
+        yield record
 
 
 def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: Manifest | None = None) -> int:
