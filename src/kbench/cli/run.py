@@ -138,6 +138,8 @@ def run_command(
             config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
             devices = _devices(gpus)
+            if devices and not config.device.startswith("cuda"):
+                raise UsageError(f"--gpus judges on GPUs; this run's device is {config.device}")
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
                 store, run, config, plan, evaluate=evaluate, listener=listener, devices=devices,
                 build_jobs=build_jobs))
