@@ -69,7 +69,7 @@ def build_environment() -> str:
 
     parts = [sys.version, torch.__version__, str(torch.version.cuda), str(torch.version.git_version),
              str(package_version("triton")), os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
-             _first_line(os.environ.get("CXX", "c++"), "--version"), _first_line(_nvcc(), "--version")]
+             _version_line(os.environ.get("CXX", "c++"), 0), _version_line(_nvcc(), -1)]
     return "\n".join(parts)
 
 
@@ -78,14 +78,14 @@ def _nvcc() -> str:
     return str(Path(home) / "bin" / "nvcc") if home else (shutil.which("nvcc") or "nvcc")
 
 
-def _first_line(*command: str) -> str:
-    """A tool's version line (its last line for nvcc, which names the release there)."""
+def _version_line(tool: str, line: int) -> str:
+    """Line ``line`` of ``tool --version`` (a C++ compiler names itself first, nvcc its build last)."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        done = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
-        return f"{command[0]}: not found"
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    return (lines[-1] if "nvcc" in command[0] else lines[0]) if lines else f"{command[0]}: no version"
+        return f"{tool}: not found"
+    lines = [text for text in done.stdout.splitlines() if text.strip()]
+    return lines[line] if lines else f"{tool}: no version"
 
 
 def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
