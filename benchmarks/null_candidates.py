@@ -35,7 +35,8 @@ def judge_null(problem_id: str, device: str, directory: Path) -> dict:
     verdict = kbench.evaluate(problem, candidate, device, policy="lenient")
     return {"problem": problem_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0],
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
-            "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager")}
+            "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
+            "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover}
 
 
 def report(rows: list[dict]) -> None:
@@ -47,6 +48,13 @@ def report(rows: list[dict]) -> None:
         width = statistics.median((r[name][1] - r[name][0]) / r["speedup"] for r in judged) if judged else 0.0
         print(f"  {name:<9} holds 1.0 in {held} of {len(judged)} ({held / max(len(judged), 1):.0%}); "
               f"median width {width:.2%} of the speedup")
+    timed = [r for r in rows if r.get("wall_seconds")]
+    if timed:  # what an evaluation costs (issue 16's figures), from the same runs
+        walls = sorted(r["wall_seconds"] for r in timed)
+        phases = sorted({p for r in timed for p in r["phase_seconds"]})
+        medians = {p: statistics.median(r["phase_seconds"].get(p, 0.0) for r in timed) for p in phases}
+        print(f"  wall per evaluation: median {statistics.median(walls):.1f} s ({walls[0]:.1f}-{walls[-1]:.1f} s); "
+              "median per phase: " + ", ".join(f"{p} {t:.2f} s" for p, t in medians.items()))
 
 
 def main() -> None:

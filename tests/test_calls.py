@@ -4,6 +4,7 @@ output to its call. No worker runs here: reports are written as a worker
 (honest or not) would send them."""
 
 import gc
+import json
 import os
 import weakref
 from pathlib import Path
@@ -12,7 +13,15 @@ import pytest
 import torch
 
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
-from kbench.judge.outputs import check_saved_call, fingerprint, save_output
+from kbench.judge.outputs import (
+    check_saved_call,
+    copy_packed,
+    fingerprint,
+    load_file,
+    pack_output,
+    save_output,
+    unpack_output,
+)
 from kbench.judge.process import WorkerLost
 from kbench.judge.reference import SeedFeed
 from kbench.judge.timing import TimingSettings
@@ -39,7 +48,7 @@ def drive(driver, reports=None):
     orders = [driver({"ok": True, "need": "order"})]
     while "stop" not in orders[-1]:
         if "save" in orders[-1]:
-            orders.append(driver({"ok": True, "need": "order", "saved": {"output": "cpu"}}))
+            orders.append(driver({"ok": True, "need": "order", "saved": {"devices": {"output": "cpu"}}}))
         else:
             orders.append(call_once(driver))
     return orders
@@ -52,6 +61,21 @@ def test_trials_save_every_call_with_the_seeds_given(tmp_path):
     assert [c.saved for c in driver.saved()] == [tmp_path / f"trial-{i}.pt" for i in range(5)]
     assert all(c.devices == {"output": "cpu"} for c in driver.calls)
     assert driver.finished and driver.open is None
+
+
+def test_each_saved_call_is_checked_before_the_next_order_and_off_the_budget(tmp_path):
+    order_when_checked = []
+
+    def check(call):
+        order_when_checked.append(len(driver.calls))
+        return f"checked {call.index}"
+
+    driver = CallDriver(FIVE_CALLS, SeedFeed(), Checks(tmp_path, "trial", every=True), on_saved=check)
+    budget_end = driver.rule.budget_end
+    drive(driver)
+    assert order_when_checked == [1, 2, 3, 4, 5]  # each right after its own call, before the next
+    assert [c.comparison for c in driver.calls] == [f"checked {i}" for i in range(5)]
+    assert driver.rule.budget_end >= budget_end
 
 
 def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
@@ -80,7 +104,7 @@ def test_a_save_the_judge_did_not_ask_for_is_forged():
     driver({"ok": True, "need": "order"})
     assert "seed" in call_once(driver)
     with pytest.raises(WorkerLost) as raised:
-        driver({"ok": True, "need": "order", "saved": {"output": "cpu"}})
+        driver({"ok": True, "need": "order", "saved": {"devices": {"output": "cpu"}}})
     assert raised.value.kind == "forged"
 
 
@@ -185,7 +209,7 @@ def test_a_saved_output_is_checked_against_what_its_call_reported(tmp_path: Path
         path = tmp_path / "call.pt"
         save_output(saved, path)
         msg = {**message, "candidate_path": str(path), "fingerprint": {"output": fingerprint(reported), "inputs": "i"}}
-        return check_saved_call(expected, "i", msg, torch.device("cpu"))
+        return check_saved_call(expected, "i", msg, lambda: load_file(path, torch.device("cpu")))
 
     assert check(expected.clone(), expected)["comparison"]["ok"]
     wrong = torch.zeros(6)
@@ -202,6 +226,33 @@ def test_a_saved_output_that_is_a_link_is_not_followed(tmp_path: Path):
     os.symlink(secret, link)
     msg = {"candidate_devices": {"output": "cpu"}, "tolerance": {}, "candidate_path": str(link),
            "fingerprint": {"output": fingerprint(torch.arange(6.0)), "inputs": "i"}}
-    result = check_saved_call(torch.arange(6.0), "i", msg, torch.device("cpu"))
+    result = check_saved_call(torch.arange(6.0), "i", msg, lambda: load_file(link, torch.device("cpu")))
     assert not result["comparison"]["ok"]
     assert "could not be read back" in result["comparison"]["detail"]
+
+
+def test_a_packed_output_unpacks_to_the_same_values_and_structure():
+    out = (torch.arange(6.0).view(2, 3).t(), {"b": torch.tensor([True, False]), "a": 3}, [torch.zeros(0), None])
+    layout, tensors = pack_output(out)
+    buffer = torch.zeros(layout["nbytes"], dtype=torch.uint8)
+    copy_packed(tensors, buffer)
+    back = unpack_output(json.loads(json.dumps(layout)), buffer)  # the layout travels as JSON
+    assert fingerprint(back) == fingerprint(out)
+    assert isinstance(back, tuple) and isinstance(back[2], list) and back[1]["a"] == 3
+    assert back[0].data_ptr() != buffer.data_ptr() and not back[0]._is_view()  # a copy of its own
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda tree: tree["tuple"][0]["tensor"].__setitem__(0, 1 << 40),  # outside the buffer
+    lambda tree: tree["tuple"][0]["tensor"].__setitem__(0, 3),  # misaligned
+    lambda tree: tree["tuple"][0]["tensor"].__setitem__(1, "Tensor"),  # not a dtype
+    lambda tree: tree["tuple"][0]["tensor"].__setitem__(2, [1 << 30]),  # larger than the buffer
+    lambda tree: tree.__setitem__("eval", "print"),  # not a node kbench writes
+])
+def test_a_layout_that_does_not_fit_its_buffer_is_refused(tamper):
+    layout, tensors = pack_output((torch.ones(4),))
+    buffer = torch.zeros(layout["nbytes"], dtype=torch.uint8)
+    copy_packed(tensors, buffer)
+    tamper(layout["tree"])
+    with pytest.raises((ValueError, TypeError)):
+        unpack_output(layout, buffer)

@@ -1,5 +1,7 @@
 """The judge on a CUDA GPU: honest CUDA and Triton kernels, a wrong one, a faulting one."""
 
+import os
+
 import pytest
 from conftest import EXAMPLES, SOLUTIONS
 
@@ -21,6 +23,7 @@ def test_honest_triton_kernel_is_correct():
     verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="small")
     assert verdict.status == "correct", verdict.reason
     assert verdict.baselines["eager"]["timing"]["clock"] == "cuda-events"
+    assert verdict.handover == ["device"]  # checked outputs never left the GPU
 
 
 def test_speed_of_light_is_that_of_the_judged_size():
@@ -113,3 +116,46 @@ def test_a_new_placement_moves_the_next_buffers():
         where.append(torch.empty(64 << 20, dtype=torch.uint8, device=device).data_ptr())
         del spacer
     assert where[0] != where[1]
+
+
+def test_a_device_buffer_crosses_out_of_the_sandbox_and_nothing_beyond_it_can_be_mapped(tmp_path):
+    """What carries checked outputs from a sandboxed candidate to the reference
+    (kbench.judge.vmm): a descriptor over a Unix socket, across PID namespaces."""
+    import socket
+    import subprocess
+    import sys
+
+    import torch
+
+    from kbench.judge import vmm
+    from kbench.judge.devices import worker_env
+    from kbench.judge.process import worker_import_path
+    from kbench.judge.sandbox import find_sandbox, give_to_candidate
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    child = (
+        "import os, socket, sys; sys.path[:0] = os.environ['KBENCH_WORKER_PATH'].split(os.pathsep)\n"
+        "import torch; from kbench.judge import vmm\n"
+        "channel = socket.socket(fileno=int(sys.argv[1]))\n"
+        "buffer = vmm.ExportedBuffer(1 << 20, 0)\n"
+        "buffer.tensor().copy_(torch.arange(1 << 20, device='cuda') % 251)\n"
+        "fd = buffer.export(); vmm.send_fd(channel, fd); os.close(fd)\n"
+        "channel.recv(1)\n"
+    )
+    env = {**worker_env("cuda"), "KBENCH_WORKER_PATH": os.pathsep.join(worker_import_path())}
+    give_to_candidate(tmp_path)
+    argv = find_sandbox().wrap([sys.executable, "-I", "-c", child, str(theirs.fileno())], scratch=tmp_path,
+                               readable=worker_import_path(), env=env)
+    process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, cwd=tmp_path)
+    theirs.close()
+    try:
+        fd = vmm.receive_fd(ours, timeout=120)
+        assert fd is not None, "no descriptor came from the sandbox"
+        with vmm.imported(fd, 1 << 20, 0) as buffer:
+            assert torch.equal(buffer.long(), torch.arange(1 << 20, device="cuda") % 251)
+        with pytest.raises(vmm.CudaError), vmm.imported(fd, 64 << 20, 0):  # more than was allocated
+            pass
+        os.close(fd)
+    finally:
+        ours.send(b"x")
+        process.wait(timeout=60)

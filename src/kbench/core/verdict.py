@@ -70,6 +70,8 @@ class Verdict:
     dtype: str = "float32"
     # The candidate's confinement (kbench.judge.sandbox): {"kind": "bubblewrap", ...}, or kind "none".
     sandbox: dict[str, Any] = field(default_factory=dict)
+    # How checked outputs reached the reference: ["device"] (a GPU buffer, kbench.judge.vmm), ["file"], or both.
+    handover: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -8,7 +8,10 @@ and stamps it again when the worker reports the call done, with its clock's
 reading and the fingerprint of its output and inputs. Only then does the
 judge say whether it wants that call saved: a candidate cannot know, while it
 computes, whether the call is a trial, a timed call, or both (every timed call
-may be checked). The protocol's counting (warm-up, when to stop) is the
+may be checked). A saved call is checked right away (``on_saved``), before the
+worker gets its next order, so it holds only one output for the reference at
+a time; the check's time is not the worker's and does not count against the
+series' budget. The protocol's counting (warm-up, when to stop) is the
 judge's ``StopRule``, fed with the times the worker reports: a worker that
 lies about them changes only when the judge stops, never what it believes
 about the time, which ``trusted_clock_findings`` bounds by the judge's clock.
@@ -61,6 +64,8 @@ class Call:
     fingerprint: dict[str, str] | None = None  # of the output, and of the inputs after the call
     saved: Path | None = None  # the file the worker saved the call to, when the judge asked
     devices: dict[str, str] | None = None  # each output tensor's device, as the worker saved it
+    layout: dict[str, Any] | None = None  # the output's layout in a device buffer, where it handed one over
+    comparison: Any = None  # the reference's check of the saved call (a compare.Comparison)
 
 
 class Checks:
@@ -96,12 +101,15 @@ class CallDriver:
     ``seeds`` gives each call's seed (a ``SeedFeed``: fresh, or those another
     worker was timed on); ``rule`` says how many calls; ``checks`` which to save;
     ``on_call`` is told of each call as it is handed out, before the judge's clock
-    for it starts (a progress display of the trials).
+    for it starts (a progress display of the trials); ``on_saved`` checks each
+    saved call and returns the comparison.
     """
 
     def __init__(self, settings: TimingSettings, seeds: Callable[[], int], checks: Checks | None = None,
-                 deadline: float | None = None, on_call: Callable[[Call], None] | None = None):
+                 deadline: float | None = None, on_call: Callable[[Call], None] | None = None,
+                 on_saved: Callable[[Call], Any] | None = None):
         self.rule = StopRule(settings, deadline)
+        self.deadline = deadline if deadline is not None else float("inf")
         self.seeds = seeds
         self.checks = checks
         self.calls: list[Call] = []
@@ -112,6 +120,7 @@ class CallDriver:
         self._called_at: float | None = None  # when the open call was reported returned
         self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
         self.on_call = on_call
+        self.on_saved = on_saved
 
     def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
         """The judge's order in answer to a worker's report."""
@@ -163,13 +172,19 @@ class CallDriver:
         self.rule.record(call.kind, call.clock_ms, call.host_ms)
         return call
 
-    def _saved(self, devices: Any) -> None:
+    def _saved(self, saved: Any) -> None:
         last = self.calls[-1] if self.calls else None
         if last is None or last.saved is None or last.devices is not None:
             raise WorkerLost("forged", "the worker reported a save the judge did not ask for")
-        if not isinstance(devices, dict):
+        devices, layout = (saved.get("devices"), saved.get("layout")) if isinstance(saved, dict) else (None, None)
+        if not isinstance(devices, dict) or not isinstance(layout, (dict, type(None))):
             raise WorkerLost("protocol", "malformed save report")
         last.devices = {str(k): str(v) for k, v in devices.items()}
+        last.layout = layout
+        if self.on_saved is not None:
+            started = time.monotonic()
+            last.comparison = self.on_saved(last)
+            self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
 
     def _hand_out(self) -> dict[str, Any]:
         """The next call's seed (the judge's clock starts now), or stop."""

@@ -140,6 +140,7 @@ class _Evaluation:
         self.copy_path = ""  # the solution's copy in the evaluation's private folder
         self.tell: Callable[[str], None] = lambda step: None  # evaluate's progress
         self.sandbox: Sandbox | None = None
+        self.handover: set[str] = set()
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -209,16 +210,15 @@ class _Evaluation:
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 
     def _trial_calls(self, reference: Worker, candidate: Worker, seeds: list[int], what: str = "trial"):
-        """The candidate makes one call per seed and saves each (it learns that
-        only after the call); then the reference checks them, one by one."""
+        """One call per seed, each saved (the candidate learns that after the call) and checked."""
         settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
                            max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
                                        Checks(self.tmp, what.replace(" ", "-"), every=True),
-                                       on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"))
-        for index, call in enumerate(driver.saved()):
-            self.tell(f"checking {what} {index + 1} of {len(seeds)}")
-            yield self._check_call(reference, call, f"checking {what} {index}")
+                                       on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"),
+                                       checking=f"checking {what}")
+        for call in driver.saved():
+            yield call.comparison
 
     def _other_size_trial(self, reference: Worker, candidate: Worker, other_size: str) -> None:
         self.seeds["other_size"] = secrets.randbits(62)
@@ -282,7 +282,7 @@ class _Evaluation:
                     candidate.close()
                 else:
                     candidate.pause()
-                self._check_round(reference, timed, index)
+                self._check_round(timed, index)
                 # A compiled column compiles (max-autotune: minutes) in its first round.
                 side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
                 self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
@@ -319,18 +319,17 @@ class _Evaluation:
         settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),
-                                           Checks(self.tmp, f"round{index}"), index)
+                                           Checks(self.tmp, f"round{index}"), index,
+                                           checking=f"checking a timed call of round {index}")
         return TimedSeries(driver.timing(self.device, driver.final), driver.calls)
 
-    def _check_round(self, reference: Worker, timed: TimedSeries, index: int) -> None:
-        """The reference checks the timed calls the judge picked in this round."""
-        with self._phase("timing"):
-            for call in (c for c in timed.calls if c.saved is not None):
-                comparison = self._check_call(reference, call, f"checking timed call {call.index} of round {index}")
-                self.record["timed_checks"] = self.record.get("timed_checks", 0) + 1
-                if not comparison.ok:
-                    raise _Verdict("incorrect", f"timed-call-check: call {call.index} of timing round {index}: "
-                                   f"{comparison.check}: {comparison.detail}")
+    def _check_round(self, timed: TimedSeries, index: int) -> None:
+        """The timed calls the judge picked in this round, as the reference checked them."""
+        for call in (c for c in timed.calls if c.comparison is not None):
+            self.record["timed_checks"] = self.record.get("timed_checks", 0) + 1
+            if not call.comparison.ok:
+                raise _Verdict("incorrect", f"timed-call-check: call {call.index} of timing round {index}: "
+                               f"{call.comparison.check}: {call.comparison.detail}")
 
     def _record_timings(
         self,
@@ -353,9 +352,14 @@ class _Evaluation:
 
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
                          seeds: SeedFeed, checks: Checks, round_index: int | None = None,
-                         on_call: Callable[[Call], None] | None = None) -> CallDriver:
-        """A series of the candidate's calls, driven from here (kbench.judge.calls)."""
-        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call)
+                         on_call: Callable[[Call], None] | None = None, checking: str = "checking") -> CallDriver:
+        """A series of the candidate's calls, driven from here (kbench.judge.calls), each
+        saved call checked by the reference as it is saved."""
+        def check(call: Call) -> Comparison:
+            self.tell(f"{checking} (call {call.index + 1})")
+            return self._check_call(reference, candidate, call, f"{checking} (call {call.index})")
+
+        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check)
         try:
             driver.final = self._ask_candidate(candidate, what, calls_message(settings, round_index), driver)
         except ProtocolViolation as violation:
@@ -393,10 +397,11 @@ class _Evaluation:
             alone.close()
         return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
 
-    def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
-        """The reference checks a call the candidate saved: the file holds what the
-        call reported, the inputs are as drawn, the output is right."""
-        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what)
+    def _check_call(self, reference: Worker, candidate: Worker, call: Call, what: str) -> Comparison:
+        """The reference checks a call the candidate saved: what it handed over is
+        what the call reported, the inputs are as drawn, the output is right."""
+        answer = self.reference_side.check_call(reference, candidate, call, self.problem.tolerance, what)
+        self.handover.add("file" if call.layout is None else "device")
         self.record["tolerance"].update(answer["tolerance"])
         if answer.get("inputs_changed"):
             self._consider([Finding("input-mutated", "the inputs after the call are not those its seed draws "
@@ -491,4 +496,5 @@ class _Evaluation:
                 for f in self.style_findings if action(f.rule, self.policy) != "ignore"],
             speed_of_light_ms=self.record.get("speed_of_light_ms"),
             sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
+            handover=sorted(self.handover),
         )

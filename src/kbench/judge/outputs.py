@@ -2,14 +2,17 @@
 
 Right after every call a worker reports fingerprints of its output and of its
 inputs as they are after the call (``fingerprint``), before it can know
-whether the judge will ask for that call. When asked, it saves the output as a
+whether the judge will ask for that call. When asked, it hands the output
+over, with each tensor's original device beside it: on a GPU, packed into a
+device buffer whose file descriptor the judge passes to the reference
+(``pack_output``, kbench.judge.vmm: nothing leaves the GPU), elsewhere as a
 ``torch.save`` file of plain tensors (moved to the CPU, subclasses stripped),
-with each tensor's original device beside it. The reference loads the file
-with ``weights_only=True`` (never unpickling arbitrary objects), checks it
-holds what was fingerprinted (nothing computed after the call can pass), that
-the inputs' fingerprint is that of the inputs it draws from the same seed,
-and compares the output on its own device, so the expected output never
-leaves the reference's process.
+which the reference loads with ``weights_only=True`` (never unpickling
+arbitrary objects). The reference copies what it was handed into memory of
+its own, checks it holds what was fingerprinted (nothing computed after the
+call can pass), that the inputs' fingerprint is that of the inputs it draws
+from the same seed, and compares the output on its own device, so the
+expected output never leaves the reference's process.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import stat
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 import torch
 
@@ -27,13 +30,13 @@ from kbench.judge.compare import Comparison, compare_outputs, dtype_name, leaves
 from kbench.judge.failure import Failure, phase
 
 
-def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], device: torch.device) -> dict[str, Any]:
+def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], handed_over: Callable[[], Any]
+                     ) -> dict[str, Any]:
     """Check the candidate's saved call against ``expected`` (computed here, from
-    inputs whose fingerprint as drawn is ``drawn_inputs``): the file holds what
-    the call reported, its inputs were left as drawn, the output matches. On
-    this device."""
+    inputs whose fingerprint as drawn is ``drawn_inputs``): what ``handed_over()``
+    returns (the output, in this process's own memory) is what the call reported,
+    its inputs were left as drawn, the output matches."""
     expected_devices = describe_devices(expected)
-    path = Path(msg["candidate_path"])
     tolerances = {
         dtype_name(leaf.dtype): tolerance_for(leaf.dtype, msg["tolerance"])
         for _, leaf in leaves(expected)[0]
@@ -42,8 +45,7 @@ def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], devi
     reported = msg["fingerprint"]
     inputs_changed = drawn_inputs != reported.get("inputs")
     try:
-        with _candidate_file(path) as stream:
-            actual = torch.load(stream, map_location=device, weights_only=True)
+        actual = handed_over()
         saved = fingerprint(actual)
     except Exception as exc:  # whatever the candidate wrote, it is not a readable output
         result = Comparison(False, "output", f"the output could not be read back ({type(exc).__name__}: {exc})")
@@ -53,8 +55,6 @@ def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], devi
                                 "when it returned (computed or changed afterwards)")
         else:
             result = compare_outputs(expected, actual, expected_devices, msg["candidate_devices"], msg["tolerance"])
-    finally:
-        path.unlink(missing_ok=True)
     return {"comparison": asdict(result), "tolerance": tolerances, "inputs_changed": inputs_changed}
 
 
@@ -114,6 +114,15 @@ def _tensor_digest(tensor: torch.Tensor) -> str:
     return f"{plain.dtype}{tuple(plain.shape)}[{plain_sum}, {weighted}]"
 
 
+def load_file(path: Path, device: torch.device) -> Any:
+    """A saved output, read once and removed."""
+    try:
+        with _candidate_file(path) as stream:
+            return torch.load(stream, map_location=device, weights_only=True)
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def _candidate_file(path: Path) -> BinaryIO:
     """The candidate's output file, opened only if it is a plain file of its own: a
     link (to a file the reference can read and the candidate cannot) or a FIFO
@@ -150,3 +159,88 @@ def save_output(out: Any, path: Path) -> dict[str, str]:
         devices = describe_devices(out)
         torch.save(to_cpu(out, "output"), path)
     return devices
+
+
+PACK_ALIGNMENT = 256  # bytes: every tensor starts where any dtype may be viewed
+
+
+def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]]]:
+    """The output's layout (JSON: its structure, and per tensor the byte offset,
+    dtype, shape and device) and its tensors with their offsets, for a candidate to
+    copy into one shareable device buffer (``copy_packed``). The layout's ``nbytes``
+    is the buffer's size."""
+    tensors: list[tuple[int, torch.Tensor]] = []
+    end = 0
+
+    def describe(node: Any, where: str) -> Any:
+        nonlocal end
+        if isinstance(node, torch.Tensor):
+            plain = node.detach()
+            if type(plain) is not torch.Tensor:
+                plain = plain.as_subclass(torch.Tensor)
+            offset = end
+            end = offset + -(-plain.numel() * plain.element_size() // PACK_ALIGNMENT) * PACK_ALIGNMENT
+            tensors.append((offset, plain))
+            return {"tensor": [offset, str(plain.dtype).removeprefix("torch."), list(plain.shape)]}
+        if isinstance(node, (tuple, list)):
+            return {type(node).__name__: [describe(x, f"{where}[{i}]") for i, x in enumerate(node)]}
+        if isinstance(node, dict):
+            if not all(isinstance(k, (str, int)) for k in node):
+                raise Failure("output", f"{where} is a dict with keys other than strings and integers")
+            return {"dict": [[k, describe(node[k], f"{where}[{k!r}]")] for k in sorted(node, key=str)]}
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return {"value": node}
+        raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
+
+    with phase("output"):
+        tree = describe(out, "output")
+    return {"tree": tree, "nbytes": max(end, 1)}, tensors
+
+
+def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
+    """Each tensor's bytes into ``buffer`` (uint8, on the device) at its offset."""
+    with phase("output"):
+        for offset, tensor in tensors:
+            raw = tensor.contiguous().reshape(-1).view(torch.uint8)
+            buffer[offset:offset + raw.numel()].copy_(raw)
+        if buffer.device.type == "cuda":
+            torch.cuda.synchronize(buffer.device)
+
+
+def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
+    """(Reference) the output ``layout`` describes, copied out of ``buffer`` (the
+    candidate's, mapped here) into this process's own memory. Whatever the layout
+    says is checked against the buffer: ValueError when it does not fit."""
+
+    def build(node: Any) -> Any:
+        if not isinstance(node, dict) or len(node) != 1:
+            raise ValueError("malformed layout")
+        (kind, body), = node.items()
+        if kind == "tensor":
+            offset, name, shape = body
+            dtype = getattr(torch, str(name), None)
+            if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape):
+                raise ValueError(f"malformed tensor in the layout: {body!r}")
+            nbytes = dtype.itemsize * _product(shape)
+            if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
+                raise ValueError(f"a tensor outside the buffer: {body!r}")
+            return buffer[offset:offset + nbytes].view(dtype).reshape(shape).clone()
+        if kind in ("tuple", "list") and isinstance(body, list):
+            return (tuple if kind == "tuple" else list)(build(x) for x in body)
+        if kind == "dict" and isinstance(body, list):
+            return {key: build(value) for key, value in body}
+        if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
+            return body
+        raise ValueError(f"malformed layout node {kind!r}")
+
+    out = build(layout["tree"])
+    if buffer.device.type == "cuda":
+        torch.cuda.synchronize(buffer.device)  # copied before the buffer is let go
+    return out
+
+
+def _product(shape: list[int]) -> int:
+    total = 1
+    for n in shape:
+        total *= n
+    return total

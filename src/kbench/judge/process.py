@@ -2,8 +2,9 @@
 
 Each worker is a fresh interpreter (never a fork of the judge, so it inherits
 no memory of it) in a session of its own, so the whole process group can be
-killed. Commands and answers travel over two private pipes; the worker's
-stdout and stderr go to a third, of which only a bounded tail is kept. While
+killed. Commands and answers travel over two private pipes, device buffers'
+descriptors over a Unix socket (kbench.judge.vmm); the worker's stdout and
+stderr go to a third pipe, of which only a bounded tail is kept. While
 waiting for an answer the judge enforces a wall-clock deadline and a memory
 limit on the worker and everything it started, and notices when it dies.
 """
@@ -15,6 +16,7 @@ import os
 import resource
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -115,16 +117,17 @@ class Worker:
                  sandbox: Sandbox | None = None, scratch: Path | None = None, writable: tuple[Path, ...] = ()):
         cmd_read, self._cmd_write = os.pipe()
         self._answer_read, answer_write = os.pipe()
+        self.handles, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         import_path = worker_import_path()
         child_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1", "KBENCH_WORKER_PATH": os.pathsep.join(import_path)}
         self._own_scratch = None if scratch else tempfile.TemporaryDirectory(prefix="kbench-worker-")
         scratch = scratch or Path(self._own_scratch.name)
-        argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write)]
+        argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write), str(theirs.fileno())]
         if sandbox is not None:
             argv = sandbox.wrap(argv, scratch=scratch, writable=writable, readable=import_path, env=child_env)
         self.process = subprocess.Popen(
             argv,
-            pass_fds=(cmd_read, answer_write),
+            pass_fds=(cmd_read, answer_write, theirs.fileno()),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -135,6 +138,7 @@ class Worker:
         )
         os.close(cmd_read)
         os.close(answer_write)
+        theirs.close()
         self.sandboxed = sandbox is not None
         self.memory_limit = memory_limit_bytes or default_memory_limit()
         self.peak_rss = 0
@@ -296,6 +300,7 @@ class Worker:
                 os.close(fd)
             except OSError:
                 pass
+        self.handles.close()
         if self.process.stdout and not self._reader.is_alive():
             # Still reading: something the worker started outlived it with the pipe open
             # (possible only unsandboxed); closing under the reader would wait for it.

@@ -8,6 +8,7 @@ here is the problem's (a ProblemError), never a verdict on a candidate.
 from __future__ import annotations
 
 import functools
+import os
 import secrets
 import sqlite3
 import time
@@ -16,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kbench.judge import vmm
 from kbench.judge.baselines import (
     BaselineCache,
     CachedBaseline,
@@ -26,6 +28,7 @@ from kbench.judge.baselines import (
     driver_version,
 )
 from kbench.judge.calls import Call, CallDriver
+from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled, speedup_interval
@@ -33,6 +36,7 @@ from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
 REFERENCE_TIMEOUT = 600.0
+HANDOVER_SECONDS = 5.0  # for a saved output's descriptor to come, once its save is reported
 
 
 def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32") -> dict[str, Any]:
@@ -260,12 +264,25 @@ class ReferenceSide:
             if series is not None:
                 series.setdefault(column, []).append(measured)
 
-    def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
-        """The reference's check of a call the candidate saved (kbench.judge.outputs.check_saved_call)."""
+    def check_call(self, reference: Worker, candidate: Worker, call: Call, tolerance: dict[str, Any],
+                   what: str) -> dict[str, Any]:
+        """The reference's check of a call the candidate saved (kbench.judge.outputs.check_saved_call).
+        A device buffer's descriptor goes from the candidate's socket to the reference's first."""
+        if call.layout is not None:
+            fd = vmm.receive_fd(candidate.handles, timeout=HANDOVER_SECONDS)
+            if fd is None:
+                failed = Comparison(False, "output", "the output's device buffer never came")
+                return {"comparison": asdict(failed), "tolerance": {}}
+            try:
+                vmm.send_fd(reference.handles, fd)
+            finally:
+                os.close(fd)
         message = {
             "op": "compare", "seed": call.seed, "candidate_path": str(call.saved),
             "candidate_devices": call.devices or {}, "fingerprint": call.fingerprint, "tolerance": tolerance,
         }
+        if call.layout is not None:  # its descriptor was passed to the reference's socket just before
+            message["layout"] = call.layout
         return self.ask(reference, what, message)
 
     def environment(self) -> Environment:

@@ -15,7 +15,8 @@ Commands:
 - ``calls``: a series of calls driven by the judge (kbench.judge.calls): for
   each, the worker asks for the next order: a seed (draw the inputs, make one
   ``timing.TimedCall``, report its times and the fingerprint of its output and
-  inputs), ``save`` (write the last call to a file) or ``stop``. Trials, timed
+  inputs), ``save`` (hand the last call's output over: kbench.judge.outputs)
+  or ``stop``. Trials, timed
   calls and checked calls are all made this way;
 - ``record``: one call, neither timed nor checked, with the aten operations
   recorded and (candidate) the runtime guard watching it;
@@ -25,7 +26,8 @@ Commands:
 - ``probe`` (reference): a one-element kernel's round trips, to see whether the
   GPU is quiet before a baseline is timed (``kbench.judge.quiet``).
 
-Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD])``.
+Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD, HANDLES_FD])``,
+the last a Unix socket for device buffers' descriptors (kbench.judge.vmm).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import json
 import os
 import random
 import signal
+import socket
 import sys
 import time
 from dataclasses import asdict
@@ -46,10 +49,19 @@ from typing import Any
 import torch
 
 from kbench.core.versions import package_version
-from kbench.judge import baselines, problem_checks, state, timing
+from kbench.judge import baselines, problem_checks, state, timing, vmm
 from kbench.judge.failure import Failure, phase
 from kbench.judge.guard.runtime import CallWatch, LaunchWatch, OpRecorder, RuntimeGuard
-from kbench.judge.outputs import check_saved_call, fingerprint, save_output
+from kbench.judge.outputs import (
+    check_saved_call,
+    copy_packed,
+    describe_devices,
+    fingerprint,
+    load_file,
+    pack_output,
+    save_output,
+    unpack_output,
+)
 from kbench.judge.quiet import launch_round_trips_ms
 from kbench.suite.problem import Problem, import_problem
 
@@ -77,6 +89,9 @@ class Session:
         self.graphed: timing.GraphedCall | timing.StaticInputs | None = None
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
+        self.handles: socket.socket | None = None  # device buffers' descriptors, to and from the judge
+        self.shares = False  # whether outputs are handed over in device buffers (kbench.judge.vmm)
+        self.handed_over: vmm.ExportedBuffer | None = None  # the last output handed over, until the next order
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -104,6 +119,7 @@ class Session:
             self.model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
+        self.shares = self.handles is not None and vmm.available(self.device)
         return {
             "ok": True,
             "import_seconds": imported - started,
@@ -189,8 +205,9 @@ class Session:
         report: dict[str, Any] = {"ok": True, "need": "order"}
         while True:
             order = self._order_from_judge(report)
+            self._let_go()
             if "save" in order:
-                report = {"ok": True, "need": "order", "saved": save_output(last, Path(order["save"]))}
+                report = {"ok": True, "need": "order", "saved": self._hand_over(last, Path(order["save"]))}
                 continue
             last = None  # the judge asks for a call's output before the next call, or never
             if "seed" not in order:
@@ -200,6 +217,31 @@ class Session:
         findings = self.guard.state_findings() if self.guard else []
         return {"ok": True, "clock": call.clock.name, "overhead_ms": call.overhead_ms,
                 "findings": self._findings(findings)}
+
+    def _hand_over(self, out: Any, path: Path) -> dict[str, Any]:
+        """The last call's output, for the reference: in a device buffer whose
+        descriptor goes to the judge, or else (no room on the device for a
+        copy) in the file ``path``."""
+        if not self.shares:
+            return {"devices": save_output(out, path)}
+        layout, tensors = pack_output(out)
+        try:
+            self.handed_over = vmm.ExportedBuffer(layout["nbytes"], self.device.index or 0)
+            copy_packed(tensors, self.handed_over.tensor())
+        except (vmm.CudaError, torch.OutOfMemoryError):
+            self._let_go()
+            return {"devices": save_output(out, path)}
+        fd = self.handed_over.export()
+        try:
+            vmm.send_fd(self.handles, fd)
+        finally:
+            os.close(fd)
+        return {"devices": describe_devices(out), "layout": layout}
+
+    def _let_go(self) -> None:
+        if self.handed_over is not None:
+            self.handed_over.close()
+            self.handed_over = None
 
     def _one_call(self, call: timing.TimedCall, seed: int) -> tuple[dict[str, Any], Any]:
         """One call: reported as soon as it returns (the judge stamps its clock),
@@ -231,14 +273,30 @@ class Session:
 
     def compare(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) the expected output for the call's seed, and the
-        candidate's saved call checked against it, here."""
-        args = self.inputs(msg["seed"])
-        drawn = fingerprint(args, "inputs")  # before the reference's own forward could change them
-        out = self.forward(args)
-        checked = check_saved_call(out, drawn, msg, self.device)
+        candidate's saved call checked against it, here. A device buffer's
+        descriptor (sent just before the command) is taken first, whatever
+        happens next, so that a later check never finds this one's."""
+        fd = vmm.receive_fd(self.handles, timeout=10.0) if "layout" in msg else None
+        try:
+            args = self.inputs(msg["seed"])
+            drawn = fingerprint(args, "inputs")  # before the reference's own forward could change them
+            out = self.forward(args)
+            checked = check_saved_call(out, drawn, msg, lambda: self._handed_to_me(msg, fd))
+        finally:
+            if fd is not None:
+                os.close(fd)
         del args, out
         self._release_cached_memory()
         return {"ok": True, **checked}
+
+    def _handed_to_me(self, msg: dict[str, Any], fd: int | None) -> Any:
+        """(Reference) the candidate's output the judge passed on, in this process's memory."""
+        if "layout" not in msg:
+            return load_file(Path(msg["candidate_path"]), self.device)
+        if fd is None:
+            raise ValueError("no device buffer came with the output")
+        with vmm.imported(fd, int(msg["layout"]["nbytes"]), self.device.index or 0) as buffer:
+            return unpack_output(msg["layout"], buffer)
 
     def _order_from_judge(self, report: dict[str, Any]) -> dict[str, Any]:
         """Report, and wait for the judge's next order."""
@@ -348,6 +406,8 @@ def main(argv: list[str]) -> None:
     answers_fd = int(argv[2])
     session = Session()
     session.commands, session.answers_fd = commands, answers_fd
+    if len(argv) > 3:
+        session.handles = socket.socket(fileno=int(argv[3]))
     handlers = {
         "load": session.load,
         "build": session.build,
