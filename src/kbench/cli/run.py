@@ -98,8 +98,15 @@ def run_command(
     gpus: Optional[str] = typer.Option(
         None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3); "
         "runs of files only. Not part of the run's settings: a resumed run may use others."),
-    build_jobs: int = typer.Option(0, min=0, help="Threads building the solutions ahead of the GPUs (compiled "
-                                   "extensions), with --gpus or alone [default: 0, each evaluation builds its own]."),
+    build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
+                                   "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
+                                   "[default: 0, each evaluation builds its own]."),
+    executor: str = typer.Option("local", help="local: this machine, one evaluation at a time per device (--gpus); "
+                                 "ray: each evaluation a Ray task holding one GPU (one CPU for a CPU run), on a local "
+                                 "Ray instance or the cluster at --address (pip install 'kbench[ray]'). Runs of files "
+                                 "only; not part of the run's settings, recorded in each session's manifest."),
+    address: Optional[str] = typer.Option(None, help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
+                                          "or ray://HOST:PORT) [default: start a local Ray instance]."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
                                  "`kbench score --json`); progress goes to stderr."),
@@ -137,16 +144,13 @@ def run_command(
                 raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
             config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
-            devices = _devices(gpus)
-            if devices and not config.device.startswith("cuda"):
-                raise UsageError(f"--gpus judges on GPUs; this run's device is {config.device}")
+            spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
-                store, run, config, plan, evaluate=evaluate, listener=listener, devices=devices,
-                build_jobs=build_jobs))
+                store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread))
             return
-        if gpus is not None or build_jobs:
-            raise UsageError("--gpus and --build-jobs are for runs of files (--solutions); a model's run judges "
-                             "one candidate at a time")
+        if gpus is not None or build_jobs or executor != "local" or address is not None:
+            raise UsageError("--gpus, --build-jobs, --executor and --address are for runs of files (--solutions); "
+                             "a model's run judges one candidate at a time")
         if stored_config is not None and stored_config.source == "replay":
             raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
         generation = _Generation(
@@ -234,6 +238,28 @@ def _devices(gpus: str | None) -> list[str]:
     if not all(i.isdigit() for i in indexes):
         raise UsageError(f"--gpus {gpus!r}: 'all' or GPU indexes separated by commas (0,1)")
     return [resolve_device(f"cuda:{i}") for i in indexes]
+
+
+def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
+              device: str) -> judge.Executor | None:
+    """``--executor``: None to judge in turn here; a LocalExecutor on the ``--gpus`` (or the
+    run's device, building ahead); or a RayExecutor holding a GPU (or a CPU) per evaluation."""
+    if kind not in judge.EXECUTORS:
+        raise UsageError(f"--executor {kind!r}: choose from {', '.join(judge.EXECUTORS)}")
+    if kind == "local":
+        if address is not None:
+            raise UsageError("--address joins a Ray cluster: give it with --executor ray")
+        devices = _devices(gpus)
+        if devices and not device.startswith("cuda"):
+            raise UsageError(f"--gpus judges on GPUs; this run's device is {device}")
+        return judge.LocalExecutor(devices or [device], build_jobs) if devices or build_jobs else None
+    if gpus is not None:
+        raise UsageError("--gpus picks this machine's GPUs for the local executor; with --executor ray, Ray gives "
+                         "each evaluation a GPU")
+    try:
+        return judge.RayExecutor(address, device=device, build_jobs=build_jobs)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def request_options(given: list[str] | None) -> dict[str, Any]:

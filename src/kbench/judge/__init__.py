@@ -5,7 +5,8 @@ processes it runs in (``process``, ``sandbox``, ``worker``), the reference's sid
 baseline columns (``reference``, ``baselines``), the timing protocol
 (``timing``), the comparison of outputs (``compare``), the guard's rules
 (``guard``), the settings pinned in every worker (``state``), and builds ahead
-of judging (``builds``) and many evaluations at once, one per device (``executor``). The candidate's process runs only ``worker`` and what
+of judging (``builds``) and many evaluations at once, one per device (``executor``; on Ray:
+``ray_executor``, which imports Ray only when used). The candidate's process runs only ``worker`` and what
 it imports; everything that decides runs in the judge's process or the
 reference's.
 
@@ -16,19 +17,24 @@ agents or the CLI.
 from kbench.judge.builds import build
 from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
-from kbench.judge.executor import LocalExecutor, evaluate_many, local_devices
+from kbench.judge.executor import EXECUTORS, Executor, LocalExecutor, evaluate_many, local_devices, make_executor
+from kbench.judge.ray_executor import RayExecutor
 from kbench.judge.reference import measure_baselines, time_reference
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
+    "EXECUTORS",
+    "Executor",
     "LocalExecutor",
+    "RayExecutor",
     "build",
     "cache_dir",
     "default_device",
     "evaluate",
     "evaluate_many",
     "local_devices",
+    "make_executor",
     "measure_baselines",
     "resolve_device",
     "time_reference",

@@ -8,6 +8,10 @@ finishes. Builds are CPU work: a pool imports the solutions ahead (``build``, in
 sandboxed workers of their own), so that the content-keyed build cache is warm
 when a device reaches them. The calling thread receives every result, so it can
 be the only writer of a store.
+
+``Executor`` is what both executors offer: ``LocalExecutor`` here (this machine's
+devices, threads) and ``RayExecutor`` (kbench.judge.ray_executor: Ray tasks, one GPU
+each, on a local Ray instance or a cluster); ``make_executor`` picks one by name.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import torch
 
@@ -25,11 +29,29 @@ from kbench.core.verdict import Verdict
 from kbench.judge.builds import build
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import evaluate
+from kbench.suite import find_problem
 from kbench.suite.problem import Problem
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 POLL_SECONDS = 0.2  # how often a waiting caller looks up, so that Ctrl-C is seen promptly
+EXECUTORS = ("local", "ray")
+
+
+class Executor(Protocol):
+    """Runs many jobs, each on a device it chooses, and hands each result back to the
+    calling thread as it finishes (so that thread can be a store's only writer)."""
+
+    def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
+            prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
+        """``(index in items, run(item, device))`` for every item, as each finishes;
+        ``prebuild(item, device)`` ahead of it where the executor builds ahead. A job's
+        exception is raised in the caller's thread."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What a run's manifest records of how it was judged (plain JSON values)."""
+        ...
 
 
 def local_devices() -> list[str]:
@@ -47,8 +69,11 @@ class LocalExecutor:
             raise ValueError(f"devices {self.devices}: a GPU named twice would time two evaluations at once")
         self.build_jobs = build_jobs
 
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "local", "devices": list(self.devices), "build_jobs": self.build_jobs}
+
     def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
-            prebuild: Callable[[Item], Any] | None = None) -> Iterator[tuple[int, Result]]:
+            prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
         """``(index in items, run(item, device))`` for every item, as each finishes. An
         exception in a job is raised here, in the caller's thread; jobs not started yet are
         dropped, and the ones running finish in their threads."""
@@ -73,7 +98,7 @@ class LocalExecutor:
         try:
             if builds is not None:
                 for item in items:
-                    builds.submit(prebuild, item)
+                    builds.submit(prebuild, item, self.devices[0])
             for device in self.devices:
                 threading.Thread(target=work, args=(device,), daemon=True, name=f"kbench-{device}").start()
             for _ in range(len(items)):
@@ -95,22 +120,60 @@ def _next(finished: queue.Queue) -> Any:
             continue
 
 
+def make_executor(executor: str | Executor = "local", devices: Sequence[str] | None = None, build_jobs: int = 0,
+                  address: str | None = None) -> Executor:
+    """An executor by name: ``local`` on ``devices`` (default: every local GPU, else the
+    CPU), or ``ray`` (joining the cluster at ``address``, else starting a local Ray
+    instance), where ``devices`` only says the kind (cpu or cuda: Ray picks the GPUs).
+    An executor already made is returned as it is."""
+    if not isinstance(executor, str):
+        if devices or build_jobs or address:
+            raise ValueError("devices, build_jobs and address are the executor's own: give them when making it")
+        return executor
+    if executor == "local":
+        if address is not None:
+            raise ValueError("an address is for the ray executor")
+        return LocalExecutor(devices, build_jobs)
+    if executor == "ray":
+        from kbench.judge.ray_executor import RayExecutor
+
+        kinds = {"cpu" if d == "cpu" else "cuda" for d in devices or ()}
+        if len(kinds) > 1:
+            raise ValueError(f"devices {list(devices or ())}: the ray executor takes one kind, cpu or cuda")
+        return RayExecutor(address, device=kinds.pop() if kinds else None, build_jobs=build_jobs)
+    raise ValueError(f"executor {executor!r}: choose from {', '.join(EXECUTORS)}")
+
+
 def evaluate_many(
     pairs: Iterable[tuple[Problem | str | Path, Solution | str | Path]],
     devices: Sequence[str] | None = None,
     *,
     build_jobs: int = 0,
+    executor: str | Executor = "local",
+    address: str | None = None,
     **options: Any,
 ) -> Iterator[tuple[int, Verdict]]:
     """Judge every ``(problem, solution)`` pair, as ``evaluate`` would with ``options``;
-    yields ``(index in pairs, verdict)`` as each finishes. ``devices``: one evaluation
-    at a time on each (default: every local GPU, else the CPU); ``build_jobs``: threads
-    importing the solutions ahead, so that compiled extensions are built on the CPUs
-    while the devices measure. For reward loops and batch scoring."""
-    executor = LocalExecutor(devices, build_jobs)
+    yields ``(index in pairs, verdict)`` as each finishes. ``executor``: ``local`` (one
+    evaluation at a time on each of ``devices``, default every local GPU, else the CPU),
+    ``ray`` (Ray tasks holding one GPU each, on the cluster at ``address`` or a local Ray
+    instance; ``devices`` then only says cpu or cuda) or an executor made beforehand
+    (``LocalExecutor``, ``RayExecutor``); ``build_jobs``: builds running ahead, so that
+    compiled extensions are built on the CPUs while the devices measure. The pairs are
+    read here, so that every task carries its sources. For reward loops and batch scoring."""
+    chosen = make_executor(executor, devices, build_jobs, address)
+    jobs = [(_problem(problem), _solution(solution)) for problem, solution in pairs]
     sandbox = options.get("sandbox", True)
-    yield from executor.map(
-        list(pairs),
+    yield from chosen.map(
+        jobs,
         lambda pair, device: evaluate(pair[0], pair[1], device, **options),
-        lambda pair: build(pair[1], executor.devices[0], sandbox=sandbox),
+        lambda pair, device: build(pair[1], device, sandbox=sandbox),
     )
+
+
+def _problem(problem: Problem | str | Path) -> Problem:
+    return problem if isinstance(problem, Problem) else find_problem(problem)
+
+
+def _solution(solution: Solution | str | Path) -> Solution:
+    return solution if isinstance(solution, Solution) else Solution.from_file(solution)

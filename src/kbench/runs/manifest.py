@@ -133,6 +133,9 @@ class Manifest:
     seeds: str = SEED_POLICY
     generation: dict[str, Any] | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)  # kbench.judge.sandbox: the candidates' confinement
+    # How this session judged (kbench.judge.Executor.describe: local devices, or Ray and its address); a
+    # session's own choice, not the run's: a run may resume with another executor.
+    executor: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,9 +157,11 @@ class Manifest:
         }
 
 
-def capture(config: RunConfig, generation: dict[str, Any] | None = None) -> Manifest:
+def capture(config: RunConfig, generation: dict[str, Any] | None = None,
+            executor: dict[str, Any] | None = None) -> Manifest:
     """The manifest of this process, now, for a run of ``config`` (``generation``: how
-    the solutions are asked for, from kbench.agents.loop, for a run that generates them)."""
+    the solutions are asked for, from kbench.agents.loop, for a run that generates them;
+    ``executor``: how its evaluations are spread, default one at a time on its device)."""
     gpu = _nvidia_smi(config.device) if config.device.startswith("cuda") else {}
     return Manifest(
         config=config,
@@ -181,6 +186,7 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None) -> Mani
         baseline_settings={column: baseline_settings(column) for column in config.baselines},
         generation=generation,
         sandbox=find_sandbox().describe() if config.sandbox else NO_SANDBOX,
+        executor=executor or {"kind": "local", "devices": [config.device], "build_jobs": 0},
     )
 
 

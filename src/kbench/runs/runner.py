@@ -298,14 +298,18 @@ def execute(
     manifest: Manifest | None = None,
     devices: Sequence[str] = (),
     build_jobs: int = 0,
+    executor: judge.Executor | None = None,
 ) -> list[EvaluationRecord]:
     """Evaluate what run ``name`` has not finished (all of it, for a new run); the
     records made in this session. Raises RunError when the run exists with
     another config; KeyboardInterrupt leaves every finished verdict stored.
-    With ``devices`` (several GPUs, say), one evaluation runs at a time on each
-    (``judge.LocalExecutor``, with ``build_jobs`` threads building ahead); this
-    thread stores each verdict as it comes."""
-    session = open_run(store, name, config, plan, manifest)
+    With an ``executor`` (``judge.RayExecutor``, say) or ``devices`` (several GPUs:
+    a ``judge.LocalExecutor`` on them, with ``build_jobs`` threads building ahead),
+    evaluations run side by side and this thread stores each verdict as it comes;
+    the session's manifest records how (``Manifest.executor``)."""
+    if executor is None and (devices or build_jobs):
+        executor = judge.LocalExecutor(devices or [config.device], build_jobs)
+    session = open_run(store, name, config, plan, manifest, executor.describe() if executor else None)
     finished = {
         (e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES
     }
@@ -321,7 +325,7 @@ def execute(
     todo = [(p, s) for p in plan.problems for s in plan.samples_of(p.id) if (p.id, s.index) not in finished]
     if listener:
         listener.started(len(finished) + len(todo), list(finished.values()))
-    for record in _judged(todo, evaluate, config, session, listener, devices, build_jobs):
+    for record in _judged(todo, evaluate, config, session, listener, executor):
         store.record(name, record)
         made.append(record)
         if listener:
@@ -330,34 +334,35 @@ def execute(
 
 
 def _judged(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, config: RunConfig, session: int,
-            listener: Listener | None, devices: Sequence[str], build_jobs: int) -> Iterator[EvaluationRecord]:
-    """Each sample's record as it is judged: in turn here, or on every device at once."""
-    if not devices and not build_jobs:
+            listener: Listener | None, executor: judge.Executor | None) -> Iterator[EvaluationRecord]:
+    """Each sample's record as it is judged: in turn here, or by the executor, side by
+    side (in Ray's workers, for a RayExecutor: what the jobs hold travels with them)."""
+    if executor is None:
         for problem, sample in todo:
             tell_evaluating(listener, problem.id, sample.index)
             yield judge_sample(evaluate, config, problem, sample, session)
         return
-    executor = judge.LocalExecutor(devices or [config.device], build_jobs)
 
     def judge_on(job: tuple[Problem, SampleRecord], device: str) -> EvaluationRecord:
         return judge_sample(evaluate, replace(config, device=device), job[0], job[1], session)
 
-    def build_ahead(job: tuple[Problem, SampleRecord]) -> None:
-        judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), executor.devices[0],
-                    sandbox=config.sandbox)
+    def build_ahead(job: tuple[Problem, SampleRecord], device: str) -> None:
+        judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), device, sandbox=config.sandbox)
 
     for _, record in executor.map(todo, judge_on, build_ahead):
         yield record
 
 
-def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: Manifest | None = None) -> int:
+def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: Manifest | None = None,
+             executor: dict[str, Any] | None = None) -> int:
     """Create run ``name`` or start a new session of it; the session's number. Raises
-    RunError when the run exists with another config."""
+    RunError when the run exists with another config. ``executor``: how this session
+    judges (``judge.Executor.describe``), for the manifest captured here."""
     existing = store.run(name)
     if existing is not None and (differences := existing.config.differences(config)):
         described = "; ".join(_describe_change(key, old, new) for key, (old, new) in differences.items())
         raise RunError(f"run {name!r} exists with other settings ({described}); choose a new run name")
-    manifest = manifest or capture(config)
+    manifest = manifest or capture(config, executor=executor)
     if existing is None:
         problems = [_problem_record(problem, position) for position, problem in enumerate(plan.problems)]
         store.create_run(RunRecord(name, now(), config), problems, plan.samples, manifest)
