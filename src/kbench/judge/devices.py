@@ -95,6 +95,7 @@ def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
     env = {
         "TORCH_EXTENSIONS_DIR": str(builds / "torch_extensions"),
         "TRITON_CACHE_DIR": str(builds / "triton"),
+        "KBENCH_WORKER_DEVICE": device,  # its CUDA context is made as it starts, before any command
     }
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"

@@ -15,7 +15,6 @@ applied here, under the evaluation's policy.
 from __future__ import annotations
 
 import secrets
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
@@ -28,15 +27,16 @@ from kbench.judge import tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
-from kbench.judge.devices import resolve_device, scratch_root, worker_env
+from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
-from kbench.judge.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
+from kbench.judge.spares import Spares, current, evaluation_workers
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -80,6 +80,7 @@ def evaluate(
     baseline_cache: Path | None | bool = True,
     sandbox: bool = True,
     progress: Callable[[str], None] | None = None,
+    spares: Spares | None = None,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -98,6 +99,7 @@ def evaluate(
     be set up here, unless ``sandbox=False`` (recorded in the verdict).
     ``progress`` is told each step as it starts ("trial 2 of 5"), for a display:
     never inside a timed call, and nothing it does changes the verdict.
+    ``spares``: workers started ahead (kbench.judge.spares; default: the executor thread's).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -113,6 +115,7 @@ def evaluate(
     evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
     evaluation.sandbox = confinement
     evaluation.tell = progress or evaluation.tell
+    evaluation.spares = spares or current(device, confinement)
     return evaluation.run(measure_time)
 
 
@@ -141,6 +144,7 @@ class _Evaluation:
         self.tell: Callable[[str], None] = lambda step: None  # evaluate's progress
         self.sandbox: Sandbox | None = None
         self.handover: set[str] = set()
+        self.spares: Spares | None = None
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -152,18 +156,12 @@ class _Evaluation:
             self._consider([f for f in findings if f.rule not in AFTER_TRIALS])
         except _Verdict as verdict:  # rejected before anything runs
             return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
-        with tempfile.TemporaryDirectory(prefix="kbench-", dir=scratch_root()) as tmp:
-            self.tmp = Path(tmp)
-            solution_path = self.tmp / "solution.py"
+        with evaluation_workers(self.spares, self.device, self.solution.sha256, self.sandbox,
+                                self.memory_limit) as (reference, candidate, self.tmp):
+            solution_path = self.tmp / "solution.py"  # the candidate's scratch is the evaluation's private folder
             solution_path.write_text(self.solution.source)
             self.copy_path = str(solution_path)
-            reference = Worker(worker_env(self.device))  # the problem's own needs: the default limit
-            candidate = candidate_worker(self.device, self.solution.sha256, self.tmp, self.sandbox, self.memory_limit)
-            try:
-                status, reason = self._judge(reference, candidate, solution_path, measure_time)
-            finally:
-                candidate.close()
-                reference.close()
+            status, reason = self._judge(reference, candidate, solution_path, measure_time)
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
@@ -268,6 +266,8 @@ class _Evaluation:
         rounds = max(1, self.timing_settings.rounds)
         side = self.reference_side
         cached = side.cached_columns()
+        if self.spares is not None:  # the next evaluation's workers start before the timing, not during it
+            self.spares.wait_ready()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
         try:
             cand_rounds: list[TimedSeries] = []

@@ -26,6 +26,7 @@ import torch
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
+from kbench.judge import spares
 from kbench.judge.builds import build
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import evaluate
@@ -84,15 +85,16 @@ class LocalExecutor:
         stop = threading.Event()
 
         def work(device: str) -> None:
-            while not stop.is_set():
-                try:
-                    index, item = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    finished.put((index, run(item, device)))
-                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-                    finished.put((index, exc))
+            with spares.ahead():  # each evaluation's workers start during the one before
+                while not stop.is_set():
+                    try:
+                        index, item = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        finished.put((index, run(item, device)))
+                    except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                        finished.put((index, exc))
 
         builds = ThreadPoolExecutor(self.build_jobs, "kbench-build") if prebuild and self.build_jobs else None
         try:

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import psutil
 
 from kbench.judge.devices import candidate_build_dir, worker_env
-from kbench.judge.sandbox import Sandbox, give_to_candidate, limit_processes
+from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, give_to_candidate, limit_processes
 
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
@@ -110,11 +110,11 @@ class Worker:
     ``scratch`` (one of its own when none is given); kbench's source and the
     judge's PYTHONPATH come as the worker's import path. With a ``sandbox``
     (every candidate) the process is confined in it, able to write to
-    ``scratch`` and ``writable`` only.
+    ``scratch`` and ``build`` only.
     """
 
     def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None, *,
-                 sandbox: Sandbox | None = None, scratch: Path | None = None, writable: tuple[Path, ...] = ()):
+                 sandbox: Sandbox | None = None, scratch: Path | None = None, build: Path | None = None):
         cmd_read, self._cmd_write = os.pipe()
         self._answer_read, answer_write = os.pipe()
         self.handles, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -124,7 +124,7 @@ class Worker:
         scratch = scratch or Path(self._own_scratch.name)
         argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write), str(theirs.fileno())]
         if sandbox is not None:
-            argv = sandbox.wrap(argv, scratch=scratch, writable=writable, readable=import_path, env=child_env)
+            argv = sandbox.wrap(argv, scratch=scratch, build=build, readable=import_path, env=child_env)
         self.process = subprocess.Popen(
             argv,
             pass_fds=(cmd_read, answer_write, theirs.fileno()),
@@ -315,16 +315,18 @@ class Worker:
         self.close()
 
 
-def candidate_worker(device: str, solution_sha256: str, scratch: Path, sandbox: Sandbox | None,
-                     memory_limit_bytes: int | None = None) -> Worker:
+def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sandbox: Sandbox | None,
+                     memory_limit_bytes: int | None = None, build_dir: Path | None = None) -> Worker:
     """A worker for a candidate: in ``sandbox`` (None: ``--no-sandbox``), working in
-    ``scratch``, building into caches of its own keyed by its source."""
-    build_dir = candidate_build_dir(solution_sha256)
+    ``scratch``, building into ``build_dir``, by default the cache of its own keyed by its
+    source (kbench.judge.devices.candidate_build_dir)."""
+    build_dir = build_dir or candidate_build_dir(solution_sha256)
     build_dir.mkdir(parents=True, exist_ok=True)
-    if sandbox is not None:
-        give_to_candidate(scratch, build_dir)
-    return Worker(worker_env(device, build_dir), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
-                  writable=(build_dir,))
+    if sandbox is None:
+        return Worker(worker_env(device, build_dir), memory_limit_bytes, scratch=scratch)
+    give_to_candidate(scratch, build_dir)
+    return Worker(worker_env(device, Path(BUILD_MOUNT)), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
+                  build=build_dir)
 
 
 def _running(process: psutil.Process) -> bool:

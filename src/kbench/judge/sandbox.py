@@ -8,8 +8,10 @@ reference and other candidates are invisible and cannot be signalled, and
 whatever it starts, ``setsid`` and double forks included, dies with it); a
 private ``/tmp`` and ``/dev/shm``; a minimal ``/dev`` with only the GPU's
 device nodes; no network (an empty network namespace); an environment of a
-few named variables (no API keys). It can write one place only: its scratch
-directory (its solution, its output, its build caches). The store, the
+few named variables (no API keys). It can write two places only: its scratch
+directory (its solution, its output) and its build caches, which it always
+sees at ``BUILD_MOUNT`` (so a build made in one sandbox has the same paths in
+the next, and ninja finds it up to date). The store, the
 baseline cache, the problem files, the judge's working directory and output
 files and other evaluations' files are not even mounted. It runs as uid
 65534 with no capabilities and ``no_new_privs`` (bubblewrap sets it), so a
@@ -41,6 +43,7 @@ GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "MAX_JOBS",
               "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
 PASSED_ENV_PREFIXES = ("CUDA_VISIBLE", "NVIDIA_", "TORCH_", "TRITON_", "KBENCH_WORKER_")
+BUILD_MOUNT = "/tmp/kbench-build"  # where a candidate sees its build caches, whichever folder holds them
 MAX_PROCESSES = 4096  # threads count too: a torch process runs dozens
 PROBE_SECONDS = 60
 # Run as root, bubblewrap keeps every capability inside: drop to nobody after the mounts are made.
@@ -80,12 +83,12 @@ class Sandbox:
             "max_processes": MAX_PROCESSES,
         }
 
-    def wrap(self, argv: list[str], *, scratch: Path, writable: Iterable[Path] = (),
+    def wrap(self, argv: list[str], *, scratch: Path, build: Path | None = None,
              readable: Iterable[Path] = (), env: dict[str, str]) -> list[str]:
-        """``argv`` confined: ``scratch`` (its working directory) and ``writable`` are the
-        only places it can write; ``readable`` (with the system and the Python running
-        ``argv[0]``) the only other places it can see. Run as root, the caller makes
-        the writable places uid 65534's (``give_to_candidate``)."""
+        """``argv`` confined: ``scratch`` (its working directory) and ``build`` (seen at
+        ``BUILD_MOUNT``) are the only places it can write; ``readable`` (with the system
+        and the Python running ``argv[0]``) the only other places it can see. Run as
+        root, the caller makes the writable places uid 65534's (``give_to_candidate``)."""
         cmd = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--hostname", "kbench-candidate", "--clearenv"]
         for key, value in sorted(candidate_env(env).items()):
@@ -102,7 +105,7 @@ class Sandbox:
         made = {Path("/tmp"), Path("/dev"), Path("/dev/shm"), Path("/proc")}  # fresh: empty below
         read_only = sorted({_real(p) for p in [*readable, *python_dirs()]}, key=lambda p: len(p.parts))
         for path, flag in [*((p, "--ro-bind") for p in read_only),
-                           *((_real(p), "--bind") for p in [scratch, *writable])]:
+                           (_real(scratch), "--bind")]:
             if flag == "--ro-bind" and _under(path, from_host):
                 continue  # already visible through a parent
             for parent in reversed(path.parents[:-1]):  # made 0755: bwrap's default 0700 shuts nobody out
@@ -111,6 +114,8 @@ class Sandbox:
                     made.add(parent)
             cmd += [flag, str(path), str(path)]
             from_host.append(path)
+        if build is not None:
+            cmd += ["--bind", str(_real(build)), BUILD_MOUNT]
         cmd += ["--remount-ro", "/", "--chdir", str(_real(scratch))]
         if os.geteuid() == 0:
             cmd += ["--", sys.executable, "-I", "-S", "-c", _DROP_TO_NOBODY]

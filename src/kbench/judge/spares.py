@@ -1,0 +1,161 @@
+"""Workers started ahead of need, so that an evaluation in a batch does not wait for them.
+
+Starting a worker (``python -I``, ``import torch``, a CUDA context) takes about
+2 s on the H200 machine, a third of a warm evaluation. When many evaluations
+run one after another on a device (``kbench.evaluate_many``, ``kbench run``),
+the next evaluation's reference and candidate workers start while the
+current one runs: each is a fresh process that has run nothing yet, exactly
+what a worker started on demand would be, so nothing is trusted that was
+not before. A candidate's is sandboxed with a scratch folder and a build
+folder of its own, made before anyone knows whose it will be: when it is
+taken, its solution's content-keyed build cache (kbench.judge.devices) is
+copied into that build folder (the sandbox shows every build folder at the
+same path, so a build made in one sandbox is up to date in the next), and
+afterwards a build it made becomes that cache if there was none. A solution
+can only ever fill its own cache, as before.
+
+The spares start when the previous ones are taken, at an evaluation's
+start: their start (CPU work, and a CUDA context) overlaps the evaluation's
+own start and trials, and the evaluation waits for them to be ready
+(``wait_ready``) before it times anything. Executors keep spares per device
+thread (``ahead``), and ``evaluate`` takes from them by itself; without a
+sandbox none are kept (the build cache's paths would differ from one worker
+to the next, and builds would be made again).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from kbench.judge.devices import cache_dir, candidate_build_dir, scratch_root, worker_env
+from kbench.judge.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.sandbox import Sandbox, give_to_candidate
+
+
+@dataclass
+class Taken:
+    """One evaluation's pair of workers, from the spares, and the candidate's folders."""
+
+    reference: Worker
+    candidate: Worker
+    scratch: Path
+    build: Path
+    solution_sha256: str
+
+    def finish(self) -> None:
+        """Close both workers; keep the candidate's build as its cache if it had none."""
+        self.candidate.close()
+        self.reference.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        cache = candidate_build_dir(self.solution_sha256)
+        try:
+            if not cache.exists() and any(self.build.iterdir()):
+                os.rename(self.build, cache)  # atomic; another process that got there first wins
+        except OSError:
+            pass
+        shutil.rmtree(self.build, ignore_errors=True)
+
+
+class Spares:
+    """A ready reference worker and a ready sandboxed candidate worker for ``device``."""
+
+    def __init__(self, device: str, sandbox: Sandbox | None):
+        self.device, self.sandbox = device, sandbox
+        self._ready: tuple[Worker, Worker, Path, Path] | None = None
+
+    def take(self, solution_sha256: str, memory_limit_bytes: int | None) -> Taken:
+        """The ready pair (started now if none is), given to a solution; the next pair starts."""
+        reference, candidate, scratch, build = self._ready or self._start()
+        self._ready = None
+        cache = candidate_build_dir(solution_sha256)
+        if cache.is_dir() and not any(cache.rglob("lock")):  # a build in progress is not copied half-made
+            shutil.copytree(cache, build, symlinks=True, dirs_exist_ok=True)
+            if self.sandbox is not None:
+                give_to_candidate(build)
+        if memory_limit_bytes:
+            candidate.memory_limit = memory_limit_bytes
+        self._ready = self._start()
+        return Taken(reference, candidate, scratch, build, solution_sha256)
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until the spares have started (their start must not overlap a timed call);
+        spares that fail to start are dropped (the next evaluation starts its own)."""
+        if self._ready is None:
+            return
+        try:
+            for worker in self._ready[:2]:
+                worker.request({"op": "ping"}, time.monotonic() + timeout, "starting ahead")
+        except WorkerLost:
+            self.close()
+
+    def _start(self) -> tuple[Worker, Worker, Path, Path]:
+        scratch = Path(tempfile.mkdtemp(prefix="kbench-", dir=scratch_root()))
+        build = cache_dir() / "candidates" / f"spare-{secrets.token_hex(8)}"
+        build.mkdir(parents=True)
+        reference = Worker(worker_env(self.device))
+        candidate = candidate_worker(self.device, None, scratch, self.sandbox, build_dir=build)
+        return reference, candidate, scratch, build
+
+    def close(self) -> None:
+        if self._ready is not None:
+            reference, candidate, scratch, build = self._ready
+            self._ready = None
+            candidate.close()
+            reference.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(build, ignore_errors=True)
+
+
+_scope = threading.local()
+
+
+@contextmanager
+def ahead() -> Iterator[None]:
+    """Within it, every sandboxed ``evaluate`` of this thread takes its workers from
+    spares kept per device (``current``), and the next ones start; closed on the way out."""
+    _scope.spares = {}
+    try:
+        yield
+    finally:
+        for spares in _scope.spares.values():
+            spares.close()
+        _scope.spares = None
+
+
+def current(device: str, sandbox: Sandbox | None) -> Spares | None:
+    """This thread's spares for ``device``, inside ``ahead`` and with a sandbox; else None."""
+    kept = getattr(_scope, "spares", None)
+    if kept is None or sandbox is None:
+        return None
+    return kept.setdefault(device, Spares(device, sandbox))
+
+
+@contextmanager
+def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str, sandbox: Sandbox | None,
+                       memory_limit_bytes: int | None) -> Iterator[tuple[Worker, Worker, Path]]:
+    """An evaluation's reference and candidate workers and the candidate's scratch
+    folder, from ``spares`` where there are some, else started now; closed after."""
+    if spares is not None:
+        taken = spares.take(solution_sha256, memory_limit_bytes)
+        try:
+            yield taken.reference, taken.candidate, taken.scratch
+        finally:
+            taken.finish()
+        return
+    with tempfile.TemporaryDirectory(prefix="kbench-", dir=scratch_root()) as tmp:
+        reference = Worker(worker_env(device))  # the problem's own needs: the default limit
+        candidate = candidate_worker(device, solution_sha256, Path(tmp), sandbox, memory_limit_bytes)
+        try:
+            yield reference, candidate, Path(tmp)
+        finally:
+            candidate.close()
+            reference.close()

@@ -1,0 +1,50 @@
+"""Workers started ahead of need (kbench.judge.spares): what a batch of evaluations uses."""
+
+from pathlib import Path
+
+from conftest import PROBLEM, SOLUTIONS
+
+import kbench
+from kbench.judge import spares as spares_module
+from kbench.judge.devices import candidate_build_dir
+from kbench.judge.sandbox import find_sandbox
+from kbench.judge.spares import Spares
+
+
+def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path))
+    spares = Spares("cpu", find_sandbox())
+    try:
+        verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1,
+                                  measure_time=False, spares=spares)
+        assert verdict.status == "correct", verdict.reason
+        taken = spares.take("a" * 64, None)
+        built = Path("torch_extensions") / "relu_ext" / "relu_ext.so"
+        (taken.build / built).parent.mkdir(parents=True)
+        (taken.build / built).write_text("a binary")  # as if the candidate had built its extension
+        taken.finish()
+        assert (candidate_build_dir("a" * 64) / built).read_text() == "a binary"  # its own cache now
+        again = spares.take("a" * 64, None)
+        assert (again.build / built).read_text() == "a binary"  # the next evaluation of it starts warm
+        again.finish()
+        other = spares.take("b" * 64, None)
+        assert not (other.build / built).exists()  # no other solution sees it
+        other.finish()
+    finally:
+        spares.close()
+    assert not [p for p in (tmp_path / "candidates").iterdir() if p.name.startswith("spare-")]
+
+
+def test_a_batch_takes_each_evaluations_workers_from_spares(monkeypatch):
+    taken = []
+    original = Spares.take
+
+    def take(self, solution_sha256, memory_limit_bytes):
+        taken.append(solution_sha256)
+        return original(self, solution_sha256, memory_limit_bytes)
+
+    monkeypatch.setattr(spares_module.Spares, "take", take)
+    pairs = [(PROBLEM, SOLUTIONS / "honest_triton.py"), (PROBLEM, SOLUTIONS / "syntax_error.py")]
+    verdicts = dict(kbench.evaluate_many(pairs, ["cpu"], measure_time=False, trials=1))
+    assert verdicts[0].status == "correct" and verdicts[1].status == "compile_error"
+    assert len(taken) == 2
