@@ -80,11 +80,37 @@ def test_each_static_rule_fires_on_its_form(body, header, rule):
         ("importlib.import_module('sys').setprofile(print)", "import importlib\n", "introspection"),
         ("type.__setattr__(torch.Tensor, 'relu', print)", "", "monkeypatch"),
         ("object.__setattr__(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
+        ("x = torch.__dict__.get('compile')(lambda t: t)(x)", "", "torch-compile"),
+        ("x = torch.__getattribute__('compile')(lambda t: t)(x)", "", "torch-compile"),
+        ("x = object.__getattribute__(torch, 'compile')(lambda t: t)(x)", "", "torch-compile"),
+        ("x = inspect.getattr_static(torch, 'compile')(lambda t: t)(x)", "import inspect\n", "torch-compile"),
+        ("operator.methodcaller('setprofile', print)(sys)", "import operator\nimport sys\n", "introspection"),
+        ("getattr(importlib.import_module('sys'), 'settrace')(print)", "import importlib\n", "introspection"),
     ],
 )
 def test_names_spelled_out_in_constant_strings_are_resolved(body, header, rule):
     """Routes around plain attribute access reach the same names, and the same rules."""
     assert rule in rules(with_body(body, header))
+
+
+@pytest.mark.parametrize(
+    "body, header",
+    [
+        ("sys.setprofile(print)", "import sys\n"),
+        ("hook = sys.settrace", "import sys\n"),
+        ("watched = sys.getprofile() is not None", "import sys\n"),
+        ("sys.monitoring.use_tool_id(3, 'x')", "import sys\n"),
+        ("sys.addaudithook(print)", "import sys\n"),
+        ("pass", "from sys import setprofile\n"),
+        ("watched = torch._C._len_torch_dispatch_stack() > 0", ""),
+        ("pass", "from torch.utils._python_dispatch import TorchDispatchMode\n"),
+        ("pass", "from torch.overrides import TorchFunctionMode\n"),
+    ],
+)
+def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
+    """Hooks that fire when the judge's functions run (moving work out of the timed
+    window), and the mode stacks that show whether someone records the operations."""
+    assert "introspection" in rules(with_body(body, header))
 
 
 def test_looking_up_the_models_own_attributes_by_name_is_not_a_finding():
@@ -164,6 +190,84 @@ def test_reference_op_is_read_from_the_reference_model():
     assert "reference-op" not in {f.rule for f in check_source(uses_weights_only, reference_source=REFERENCE)}
 
 
+def test_a_layer_built_to_hold_the_weights_is_not_a_layer_called():
+    """nn.Linear(...) in __init__ holds the weights a kernel reads; only self.linear(x) calls it."""
+    reference = REFERENCE.replace("torch.tanh(self.linear(x))", "self.linear(x)")
+    holds = with_body("w = self.linear.weight").replace(
+        "class ModelNew(torch.nn.Module):",
+        "class ModelNew(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.linear = torch.nn.Linear(n, n)\n")
+    assert "reference-op" not in {f.rule for f in check_source(holds, reference_source=reference)}
+    calls = holds.replace("w = self.linear.weight", "x = self.linear(x)")
+    assert "reference-op" in {f.rule for f in check_source(calls, reference_source=reference)}
+
+
+# What forward ran, as the operation recorder names it, on each side (reference, candidate).
+SOFTMAX_OPS = ["_softmax"]
+LINEAR_TANH_OPS = ["addmm", "t", "tanh"]
+HONEST_OPS = ["copy_", "empty", "empty_like", "new_empty", "set_"]  # a Triton launch through the interpreter
+
+
+@pytest.mark.parametrize(
+    "reference, candidate",
+    [
+        (SOFTMAX_OPS, HONEST_OPS),
+        (LINEAR_TANH_OPS, HONEST_OPS + ["mm", "t"]),  # the product through cuBLAS, bias and tanh in a kernel
+        (["convolution", "native_batch_norm", "relu"], ["convolution", "empty"]),  # conv, fused BN+ReLU kernel
+        (["mm"], ["constant_pad_nd", "empty"]),  # padding for a Triton product
+        (["addmm", "embedding", "native_layer_norm", "gelu"], ["embedding", "mm", "cat", "empty"]),
+        (["relu"], ["mylib::relu", "empty"]),  # an extension's own operator
+        (["relu"], ["_to_copy", "view", "contiguous", "zero_", "fill_", "clone"]),
+    ],
+)
+def test_torch_compute_leaves_kernels_with_library_calls_and_glue_alone(reference, candidate):
+    from kbench.judge.guard.ops import torch_compute_findings
+
+    assert torch_compute_findings(reference, candidate) == []
+
+
+@pytest.mark.parametrize(
+    "reference, candidate, named",
+    [
+        (SOFTMAX_OPS, ["amax", "sub", "exp", "sum", "div", "empty_like"], "amax, div, exp, sub, sum"),
+        (["relu"], ["clamp_min", "empty_like"], "clamp_min"),
+        (["relu"], ["clamp_min_", "empty_like"], "clamp_min"),  # in place reads as its plain name
+        (LINEAR_TANH_OPS, ["mm", "t", "tanh"], "tanh"),
+        (["addmm", "t"], ["mm", "t", "empty_like"], "mm"),  # the product is the whole work
+        (["mm", "tril"], ["mm"], "mm"),  # ... and masking it is moving data
+        (["sum"], ["bmm", "ones"], "bmm"),  # a library call the reference does not make
+        (["avg_pool2d"], ["convolution"], "convolution"),
+        (["gather"], ["index", "empty"], "index"),  # moving data is all the reference does
+    ],
+)
+def test_torch_compute_fires_whichever_operations_do_the_work(reference, candidate, named):
+    from kbench.judge.guard.ops import torch_compute_findings
+
+    findings = torch_compute_findings(reference, candidate)
+    assert [f.rule for f in findings] == ["torch-compute"] and named in findings[0].message, findings
+
+
+def test_the_reference_op_rule_comes_first_on_the_recorded_operations():
+    from kbench.judge.guard.reported import reference_op_findings
+
+    rules = [f.rule for f in reference_op_findings(LINEAR_TANH_OPS, ["addmm", "t", "tanh", "empty"])]
+    assert rules == ["reference-op", "torch-compute"]
+
+
+def test_the_recorder_names_an_extensions_operators_with_their_namespace():
+    import torch
+
+    from kbench.judge.guard.runtime import OpRecorder
+
+    @torch.library.custom_op("kbench_test::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    with OpRecorder() as recorder:
+        twice(torch.ones(3))
+    assert "kbench_test::twice" in recorder.ops and "kbench_test::twice" in recorder.foreign_ops
+
+
 def test_speed_of_light_counts_the_judged_dtypes_bytes_and_the_units_peak():
     from kbench.core.hardware import speed_of_light_ms
 
@@ -209,6 +313,11 @@ def test_a_compiled_extensions_function_counts_as_a_launched_kernel(monkeypatch)
     with OpRecorder() as recorder, LaunchWatch() as watch:
         extension.relu_cpu(x)
     assert watch.findings(recorder) == []
+    # ATen called from C++ goes through the dispatcher: the recorder sees it, and torch-compute reads it.
+    from kbench.judge.guard.ops import torch_compute_findings
+
+    assert "clamp_min" in recorder.ops
+    assert [f.rule for f in torch_compute_findings(["relu"], recorder.ops)] == ["torch-compute"]
     with OpRecorder() as recorder, LaunchWatch() as watch:
         torch.relu(x)
     assert [f.rule for f in watch.findings(recorder)] == ["no-kernel"]

@@ -57,6 +57,7 @@ PROMPT_RULES = (
     "torch-compile",
     "fallback",
     "no-kernel",
+    "torch-compute",
     "low-precision",
     "output-aliases-input",
     "input-mutated",

@@ -40,6 +40,8 @@ RULES: dict[str, str] = {
     "gpu-busy": "the GPU stayed busy after the candidate's processes were stopped, before a baseline was timed",
     "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
+    "torch-compute": "forward computes with PyTorch operations instead of the solution's kernels (beyond the "
+                     "matrix products, convolutions, recurrent layers or attention the reference makes itself)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
     "reference-interference": "the reference failed beside the candidate, and not alone (its memory or process taken)",
 }

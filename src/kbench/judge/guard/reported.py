@@ -1,6 +1,7 @@
 """Rules the judge applies to what the workers reported, in its own process:
-the reference's operations run by the candidate, the two clocks of one call,
-the speed of light. (The judge's own clock against the candidate's is
+the operations the candidate's forward ran (the reference's own, PyTorch's
+instead of kernels), the two clocks of one call, the speed of light. (The
+judge's own clock against the candidate's is
 kbench.judge.calls.trusted_clock_findings.)"""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from kbench.core.hardware import speed_of_light_ms
 from kbench.judge.guard import Finding
+from kbench.judge.guard.ops import torch_compute_findings
 from kbench.judge.guard.runtime import compute_ops
 
 # The host clock may exceed the events by launch and synchronisation latency,
@@ -18,10 +20,14 @@ TIMER_SLACK_MS = 0.05
 
 
 def reference_op_findings(reference_ops: list[str], candidate_ops: list[str]) -> list[Finding]:
+    """The rules on the operations each side's forward ran in its recorded call:
+    ``reference-op`` (every computing operation of the reference), then
+    ``torch-compute`` (PyTorch computing instead of the solution's kernels)."""
+    findings = []
     needed = compute_ops(reference_ops)
     if needed and needed <= compute_ops(candidate_ops):
-        return [Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}")]
-    return []
+        findings.append(Finding("reference-op", f"forward runs the reference's own operations {sorted(needed)}"))
+    return findings + torch_compute_findings(reference_ops, candidate_ops)
 
 
 def timer_findings(timing: dict[str, Any]) -> list[Finding]:

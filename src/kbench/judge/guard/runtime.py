@@ -32,8 +32,9 @@ _current_frames = sys._current_frames
 _get_rng_state = torch.get_rng_state
 _cuda_get_rng_state = torch.cuda.get_rng_state
 
-# Structural aten operations: allocation, views, copies. Everything else
-# computes, and counts for the reference-op rule.
+# Structural aten operations: allocation, views, copies, fills, casts, shape
+# queries. Everything else computes, and counts for the reference-op and
+# torch-compute rules (kbench.judge.guard.ops).
 STRUCTURAL_OPS = {
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
     "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill", "zero", "view", "_unsafe_view",
@@ -41,8 +42,19 @@ STRUCTURAL_OPS = {
     "select", "slice", "split", "split_with_sizes", "chunk", "unbind", "contiguous", "clone", "copy", "_to_copy",
     "to", "detach", "alias", "lift_fresh", "lift_fresh_copy", "resize", "set", "_local_scalar_dense", "arange",
     "is_same_size", "result_type", "view_as_real", "view_as_complex", "flatten", "unflatten", "sym_size",
-    "sym_stride", "sym_numel", "sym_storage_offset",
+    "sym_stride", "sym_numel", "sym_storage_offset", "promote_types", "scalar_tensor", "eye", "linspace",
+    "unsafe_split", "unsafe_chunk", "narrow", "diagonal", "unfold", "expand_as", "view_as", "movedim",
+    "swapaxes", "_to_dense", "to_dense", "resize_as", "new_full", "empty_permuted", "_copy_from",
+    "_copy_from_and_resize", "resolve_conj", "resolve_neg", "_conj", "_neg_view", "conj", "real", "imag",
+    "view_copy", "alias_copy", "expand_copy", "permute_copy", "t_copy", "transpose_copy", "slice_copy",
+    "select_copy", "squeeze_copy", "unsqueeze_copy", "detach_copy", "as_strided_copy", "split_copy",
+    "slice_scatter", "select_scatter", "as_strided_scatter", "diagonal_scatter", "record_stream",
 }
+
+# Operator namespaces of PyTorch and its own libraries: their operations are
+# PyTorch's. Any other namespace is an extension's (the solution's own kernels).
+PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldnn", "onednn", "torchvision",
+                      "torchaudio", "fbgemm", "_c10d_functional", "c10d")
 
 
 # The judge's modules in a candidate's process whose functions it must not replace.
@@ -253,13 +265,15 @@ class OpRecorder(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.ops: set[str] = set()
-        self.foreign_ops: set[str] = set()  # registered outside aten and prims: an extension's own
+        self.ops: set[str] = set()  # PyTorch's by their names; an extension's as ns::name
+        self.foreign_ops: set[str] = set()  # registered outside PyTorch's namespaces: an extension's own
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.add(func.overloadpacket.__name__)
-        if getattr(func, "namespace", "aten") not in ("aten", "prim", "prims"):
-            self.foreign_ops.add(f"{func.namespace}::{func.overloadpacket.__name__}")
+        name = func.overloadpacket.__name__
+        if getattr(func, "namespace", "aten") not in PYTORCH_NAMESPACES:
+            name = f"{func.namespace}::{name}"
+            self.foreign_ops.add(name)
+        self.ops.add(name)
         return func(*args, **(kwargs or {}))
 
 

@@ -23,10 +23,19 @@ KERNEL_CALLS = (
     "cupy.RawKernel",
     "cupy.RawModule",
 )
+# Frames, the heap, and hooks that see the process run: profile and trace hooks (which fire
+# when the judge's functions call and return), audit hooks, and PyTorch's dispatch and
+# function mode stacks (which see every operation, and show whether someone watches).
 INTROSPECTION = ("gc.", "sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
                  "inspect.getouterframes", "inspect.getinnerframes", "inspect.trace", "traceback.walk_stack",
-                 "sys.setprofile", "sys.settrace", "sys.monitoring", "threading.setprofile", "threading.settrace",
-                 "sys.getrefcount")
+                 "sys.getrefcount", "sys.setprofile", "sys.settrace", "sys.getprofile", "sys.gettrace",
+                 "sys._setprofileallthreads", "sys._settraceallthreads", "sys.monitoring", "sys.addaudithook",
+                 "threading.setprofile", "threading.settrace", "threading.setprofile_all_threads",
+                 "threading.settrace_all_threads", "threading.getprofile", "threading.gettrace",
+                 "torch.utils._python_dispatch", "torch._C._len_torch_dispatch_stack",
+                 "torch._C._push_on_torch_dispatch_stack", "torch._C._get_dispatch_stack_at",
+                 "torch._C._len_torch_function_stack", "torch._C._push_on_torch_function_stack",
+                 "torch.overrides.TorchFunctionMode")
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
@@ -55,6 +64,7 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
+GETTERS = ("getattr", "object.__getattribute__", "type.__getattribute__", "inspect.getattr_static")
 
 
 class _Reader(ast.NodeVisitor):
@@ -83,8 +93,10 @@ class _Reader(ast.NodeVisitor):
         """The dotted name an expression reaches, through the imports and the
         routes around plain attribute access that spell a name out in a
         constant string: ``X.__dict__["a"]``, ``vars(X)["a"]``,
-        ``getattr(X, "a")``, ``operator.attrgetter("a.b")(X)``,
-        ``importlib.import_module("m")``, ``__import__("m")``."""
+        ``X.__dict__.get("a")``, ``getattr(X, "a")``, ``X.__getattribute__("a")``,
+        ``object.__getattribute__(X, "a")``, ``inspect.getattr_static(X, "a")``,
+        ``operator.attrgetter("a.b")(X)``, ``importlib.import_module("m")``,
+        ``__import__("m")``."""
         parts: list[str] = []
         while True:
             if isinstance(node, ast.Attribute):
@@ -121,15 +133,23 @@ class _Reader(ast.NodeVisitor):
             value = args[index] if len(args) > index else None
             return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
 
+        def joined(base: ast.AST | None, attribute: str | None) -> str | None:
+            name = self.dotted(base) if base is not None else None
+            return f"{name}.{attribute}" if attribute and name else None
+
+        first = call.args[0] if call.args else None
         if isinstance(call.func, ast.Call) and self.dotted(call.func.func) == "operator.attrgetter":
-            attribute, base = constant(0, call.func.args), self.dotted(call.args[0]) if call.args else None
-            return f"{base}.{attribute}" if attribute and base else None
+            return joined(first, constant(0, call.func.args))
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "__getitem__"):
+            keyed = self._keyed(ast.Subscript(value=call.func.value, slice=first or ast.Constant(None)))
+            return joined(keyed[0], keyed[1]) if keyed else None  # X.__dict__.get("a"), vars(X).get("a")
         function = self.dotted(call.func)
+        if function in GETTERS:
+            return joined(first, constant(1, call.args))
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("__getattribute__", "__getattr__"):
+            return joined(call.func.value, constant(0, call.args))
         if function in ("importlib.import_module", "__import__"):
             return constant(0, call.args)
-        if function == "getattr":
-            attribute, base = constant(1, call.args), self.dotted(call.args[0]) if call.args else None
-            return f"{base}.{attribute}" if attribute and base else None
         return None
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -156,6 +176,8 @@ class _Reader(ast.NodeVisitor):
             self.add("harness-access", f"imports {name}", node)
         if name in ("signal",) or name.startswith("signal."):
             self.add("process-exit", f"imports {name}", node)
+        if _matches(name, INTROSPECTION):
+            self.add("introspection", f"imports {name}", node)
 
     # --- structure -------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -193,6 +215,10 @@ class _Reader(ast.NodeVisitor):
     # --- uses ------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         name = self.dotted(node.func) or ""
+        if isinstance(node.func, ast.Call) and self.dotted(node.func.func) == "operator.methodcaller" and node.args:
+            method = node.func.args[0] if node.func.args else None  # methodcaller("a")(X) calls X.a
+            if isinstance(method, ast.Constant) and isinstance(method.value, str) and (base := self.dotted(node.args[0])):
+                name = f"{base}.{method.value}"
         if name:
             self.used(name, node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in HALF_METHODS and self.low_precision_applies:
@@ -233,7 +259,7 @@ class _Reader(ast.NodeVisitor):
             self.add("low-precision", f"uses {name} in a float32 problem", node)
         if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
             self.add("harness-access", f"uses {name}", node)
-        if _matches(name, ("gc",)):
+        if _matches(name, ("gc",) + INTROSPECTION):
             self.add("introspection", f"uses {name}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -316,7 +342,9 @@ class _Calls(_Reader):
         self.generic_visit(node)
 
     def used(self, name: str, node: ast.AST) -> None:
-        if name.startswith("torch.") and not _matches(name, ALLOCATION):
+        # A layer built (nn.Linear(...) to hold the weights) is not a layer called: only self.<layer>(...) is.
+        built = name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+        if name.startswith("torch.") and not built and not _matches(name, ALLOCATION):
             self.calls.add(name)
         if name.startswith("self.") and name.count(".") == 1:
             self.layer_calls.add(name.split(".")[1])
