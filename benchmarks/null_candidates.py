@@ -6,7 +6,7 @@ each scored twice by independent evaluations. The report gives, for the verdict'
 ``speedup_interval_within`` (this evaluation's calls alone), how often the interval holds 1.0
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
-    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2]
+    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--batch]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 """
 
@@ -16,6 +16,7 @@ import argparse
 import json
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
 import kbench
@@ -28,15 +29,32 @@ DEFAULT_PROBLEMS = [
 ]
 
 
-def judge_null(problem_id: str, device: str, directory: Path) -> dict:
-    problem = find_problem(problem_id)
+def null_candidate(problem_id: str, directory: Path) -> Path:
+    """The problem's own Model submitted as its candidate."""
     candidate = directory / f"{problem_id.replace('/', '_')}_null.py"
-    candidate.write_text(problem.source + "\n\nModelNew = Model\n")
-    verdict = kbench.evaluate(problem, candidate, device, policy="lenient")
+    candidate.write_text(find_problem(problem_id).source + "\n\nModelNew = Model\n")
+    return candidate
+
+
+def row(problem_id: str, verdict: kbench.Verdict) -> dict:
     return {"problem": problem_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0],
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
             "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
             "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover}
+
+
+def judge_all(problems: list[str], repeats: int, device: str, batch: bool, directory: Path):
+    """Each problem's row, one evaluation at a time, or (``batch``) through
+    ``kbench.evaluate_many``, whose workers start ahead (kbench.judge.spares)."""
+    jobs = [problem_id for _ in range(repeats) for problem_id in problems]
+    if not batch:
+        for problem_id in jobs:
+            yield row(problem_id, kbench.evaluate(problem_id, null_candidate(problem_id, directory), device,
+                                                  policy="lenient"))
+        return
+    pairs = [(problem_id, null_candidate(problem_id, directory)) for problem_id in jobs]
+    for index, verdict in kbench.evaluate_many(pairs, [device], policy="lenient"):
+        yield row(jobs[index], verdict)
 
 
 def report(rows: list[dict]) -> None:
@@ -63,16 +81,17 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=DEFAULT_PROBLEMS)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--batch", action="store_true", help="Judge through kbench.evaluate_many (workers ahead).")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     args = parser.parse_args()
     if not args.report:
+        started = time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
-            for _ in range(args.repeats):
-                for problem_id in args.problems:
-                    row = judge_null(problem_id, args.device, Path(tmp))
-                    print(json.dumps(row), flush=True)
-                    with open(args.out, "a") as out:
-                        out.write(json.dumps(row) + "\n")
+            for done in judge_all(args.problems, args.repeats, args.device, args.batch, Path(tmp)):
+                print(json.dumps(done), flush=True)
+                with open(args.out, "a") as out:
+                    out.write(json.dumps(done) + "\n")
+        print(f"{len(args.problems) * args.repeats} evaluations in {time.monotonic() - started:.1f} s of wall time")
     report([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()])
 
 
