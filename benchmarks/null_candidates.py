@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import kbench
+from kbench.judge import LocalExecutor
 from kbench.suite import find_problem
 
 DEFAULT_PROBLEMS = [
@@ -53,7 +54,7 @@ def judge_all(problems: list[str], repeats: int, device: str, batch: bool, direc
                                                   policy="lenient"))
         return
     pairs = [(problem_id, null_candidate(problem_id, directory)) for problem_id in jobs]
-    for index, verdict in kbench.evaluate_many(pairs, [device], policy="lenient"):
+    for index, verdict in kbench.evaluate_many(pairs, executor=LocalExecutor([device], ahead=True), policy="lenient"):
         yield row(jobs[index], verdict)
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
+from kbench.judge import LocalExecutor
 from kbench.judge import spares as spares_module
 from kbench.judge.devices import candidate_build_dir
 from kbench.judge.sandbox import find_sandbox
@@ -35,7 +36,7 @@ def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, mo
     assert not [p for p in (tmp_path / "candidates").iterdir() if p.name.startswith("spare-")]
 
 
-def test_a_batch_takes_each_evaluations_workers_from_spares(monkeypatch):
+def test_a_batch_takes_each_evaluations_workers_from_spares_when_asked(monkeypatch):
     taken = []
     original = Spares.take
 
@@ -45,6 +46,9 @@ def test_a_batch_takes_each_evaluations_workers_from_spares(monkeypatch):
 
     monkeypatch.setattr(spares_module.Spares, "take", take)
     pairs = [(PROBLEM, SOLUTIONS / "honest_triton.py"), (PROBLEM, SOLUTIONS / "syntax_error.py")]
-    verdicts = dict(kbench.evaluate_many(pairs, ["cpu"], measure_time=False, trials=1))
+    verdicts = dict(kbench.evaluate_many(pairs, executor=LocalExecutor(["cpu"], ahead=True), measure_time=False,
+                                         trials=1))
     assert verdicts[0].status == "correct" and verdicts[1].status == "compile_error"
     assert len(taken) == 2
+    dict(kbench.evaluate_many(pairs[1:], ["cpu"], measure_time=False, trials=1))
+    assert len(taken) == 2  # not by default

@@ -17,10 +17,12 @@ can only ever fill its own cache, as before.
 The spares start when the previous ones are taken, at an evaluation's
 start: their start (CPU work, and a CUDA context) overlaps the evaluation's
 own start and trials, and the evaluation waits for them to be ready
-(``wait_ready``) before it times anything. Executors keep spares per device
-thread (``ahead``), and ``evaluate`` takes from them by itself; without a
-sandbox none are kept (the build cache's paths would differ from one worker
-to the next, and builds would be made again).
+(``wait_ready``) before it times anything. An executor asked to
+(``LocalExecutor(ahead=True)``) keeps spares per device thread (``ahead``),
+and ``evaluate`` takes from them by itself; without a sandbox none are kept
+(the build cache's paths would differ from one worker to the next, and builds
+would be made again). Off by default: on the H200, null candidates judged with
+spares spread more than without (docs/judge.md), a cause not yet found.
 """
 
 from __future__ import annotations
