@@ -16,8 +16,7 @@ Commands:
   each, the worker asks for the next order: a seed (draw the inputs, make one
   ``timing.TimedCall``, report its times and the fingerprint of its output and
   inputs), ``save`` (hand the last call's output over: kbench.judge.outputs)
-  or ``stop``. Trials, timed
-  calls and checked calls are all made this way;
+  or ``stop``. Trials, timed calls and checked calls are all made this way;
 - ``record``: one call, neither timed nor checked, with the aten operations
   recorded and (candidate) the runtime guard watching it;
 - ``compare`` (reference): check a candidate's saved call against the
@@ -119,7 +118,7 @@ class Session:
             self.model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
-        self.shares = self.handles is not None and vmm.available(self.device)
+        self.shares = msg["role"] == "candidate" and self.handles is not None and vmm.available(self.device)
         return {
             "ok": True,
             "import_seconds": imported - started,
