@@ -6,7 +6,7 @@ each scored twice by independent evaluations. The report gives, for the verdict'
 ``speedup_interval_within`` (this evaluation's calls alone), how often the interval holds 1.0
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
-    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--batch]
+    PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 """
 
@@ -21,6 +21,9 @@ from pathlib import Path
 
 import kbench
 from kbench.judge import LocalExecutor
+from kbench.judge.devices import resolve_device
+from kbench.judge.sandbox import find_sandbox
+from kbench.judge.spares import Spares
 from kbench.suite import find_problem
 
 DEFAULT_PROBLEMS = [
@@ -37,28 +40,47 @@ def null_candidate(problem_id: str, directory: Path) -> Path:
     return candidate
 
 
-def row(problem_id: str, verdict: kbench.Verdict) -> dict:
-    return {"problem": problem_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0],
+def row(problem_id: str, verdict: kbench.Verdict, mode: str) -> dict:
+    return {"problem": problem_id, "mode": mode, "status": verdict.status, "reason": verdict.reason.splitlines()[0],
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
             "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
             "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover}
 
 
-def judge_all(problems: list[str], repeats: int, device: str, batch: bool, directory: Path):
-    """Each problem's row, one evaluation at a time, or (``batch``) through
-    ``kbench.evaluate_many``, whose workers start ahead (kbench.judge.spares)."""
+def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path):
+    """Each problem's row: ``fresh``, one evaluation at a time, each starting its own
+    workers; ``batch``, through ``kbench.evaluate_many`` with workers started ahead
+    (kbench.judge.spares); ``ab``, each problem judged both ways in turn (order
+    alternating), spares made just before and closed just after each ``ahead`` one,
+    so that what differs between the two is only the spares."""
     jobs = [problem_id for _ in range(repeats) for problem_id in problems]
-    if not batch:
-        for problem_id in jobs:
-            yield row(problem_id, kbench.evaluate(problem_id, null_candidate(problem_id, directory), device,
-                                                  policy="lenient"))
+    if mode == "batch":
+        pairs = [(problem_id, null_candidate(problem_id, directory)) for problem_id in jobs]
+        executor = LocalExecutor([device], ahead=True)
+        for index, verdict in kbench.evaluate_many(pairs, executor=executor, policy="lenient"):
+            yield row(jobs[index], verdict, "batch")
         return
-    pairs = [(problem_id, null_candidate(problem_id, directory)) for problem_id in jobs]
-    for index, verdict in kbench.evaluate_many(pairs, executor=LocalExecutor([device], ahead=True), policy="lenient"):
-        yield row(jobs[index], verdict)
+    for number, problem_id in enumerate(jobs):
+        candidate = null_candidate(problem_id, directory)
+        arms = ["fresh"] if mode == "fresh" else (["fresh", "ahead"] if number % 2 == 0 else ["ahead", "fresh"])
+        for arm in arms:
+            spares = Spares(resolve_device(device), find_sandbox()) if arm == "ahead" else None
+            try:
+                if spares is not None:
+                    spares.prepare()  # a ready pair, as in a batch
+                    spares.wait_ready()
+                yield row(problem_id, kbench.evaluate(problem_id, candidate, device, policy="lenient",
+                                                      spares=spares), arm)
+            finally:
+                if spares is not None:
+                    spares.close()
 
 
 def report(rows: list[dict]) -> None:
+    modes = sorted({r.get("mode", "fresh") for r in rows})
+    for mode in modes if len(modes) > 1 else []:
+        print(f"{mode}:")
+        report([r for r in rows if r.get("mode", "fresh") == mode])
     judged = [r for r in rows if r["status"] == "correct" and r["interval"] and r["within"]]
     print(f"{len(judged)} null evaluations ({len(rows) - len(judged)} not judged correct) "
           f"of {len({r['problem'] for r in judged})} problems on {judged[0]['device_name'] if judged else '-'}")
@@ -82,13 +104,14 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=DEFAULT_PROBLEMS)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--batch", action="store_true", help="Judge through kbench.evaluate_many (workers ahead).")
+    parser.add_argument("--mode", choices=["fresh", "batch", "ab"], default="fresh",
+                        help="fresh: one at a time; batch: evaluate_many with workers ahead; ab: both, in turn")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     args = parser.parse_args()
     if not args.report:
         started = time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
-            for done in judge_all(args.problems, args.repeats, args.device, args.batch, Path(tmp)):
+            for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp)):
                 print(json.dumps(done), flush=True)
                 with open(args.out, "a") as out:
                     out.write(json.dumps(done) + "\n")

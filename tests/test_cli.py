@@ -69,8 +69,9 @@ def test_eval_off_a_terminal_shows_progress_on_request_says_cpu_and_does_not_wra
                   "--trials", "2", "--progress")
     assert done.returncode == 0, done.stderr
     steps = [line.split("] ", 1)[1] for line in done.stderr.splitlines() if line.startswith("[")]
-    assert steps[:3] == ["linear_tanh: loading the problem, building and loading the solution",
-                         "linear_tanh: trial 1 of 2", "linear_tanh: trial 2 of 2"], done.stderr
+    assert steps[:5] == ["linear_tanh: loading the problem, building and loading the solution",
+                         "linear_tanh: trial 1 of 2", "linear_tanh: checking trial 1 of 2",
+                         "linear_tanh: trial 2 of 2", "linear_tanh: checking trial 2 of 2"], done.stderr
     assert "linear_tanh: timing the solution, round 1 of 3" in steps
     assert any(step.startswith("linear_tanh: timing the baselines (eager)") for step in steps)
     note = next(line for line in done.stdout.splitlines() if "note:" in line)

@@ -214,7 +214,7 @@ class _Evaluation:
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
                                        Checks(self.tmp, what.replace(" ", "-"), every=True),
                                        on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"),
-                                       checking=f"checking {what}")
+                                       on_check=lambda call: self.tell(f"checking {what} {call.index + 1} of {len(seeds)}"))
         for call in driver.saved():
             yield call.comparison
 
@@ -319,8 +319,7 @@ class _Evaluation:
         settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),
-                                           Checks(self.tmp, f"round{index}"), index,
-                                           checking=f"checking a timed call of round {index}")
+                                           Checks(self.tmp, f"round{index}"), index)
         return TimedSeries(driver.timing(self.device, driver.final), driver.calls)
 
     def _check_round(self, timed: TimedSeries, index: int) -> None:
@@ -352,12 +351,13 @@ class _Evaluation:
 
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
                          seeds: SeedFeed, checks: Checks, round_index: int | None = None,
-                         on_call: Callable[[Call], None] | None = None, checking: str = "checking") -> CallDriver:
+                         on_call: Callable[[Call], None] | None = None,
+                         on_check: Callable[[Call], None] = lambda call: None) -> CallDriver:
         """A series of the candidate's calls, driven from here (kbench.judge.calls), each
-        saved call checked by the reference as it is saved."""
+        saved call checked by the reference as it is saved (``on_check`` told first)."""
         def check(call: Call) -> Comparison:
-            self.tell(f"{checking} (call {call.index + 1})")
-            return self._check_call(reference, candidate, call, f"{checking} (call {call.index})")
+            on_check(call)
+            return self._check_call(reference, candidate, call, f"checking call {call.index} of {what}")
 
         driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check)
         try:

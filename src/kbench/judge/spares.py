@@ -76,7 +76,8 @@ class Spares:
 
     def take(self, solution_sha256: str, memory_limit_bytes: int | None) -> Taken:
         """The ready pair (started now if none is), given to a solution; the next pair starts."""
-        reference, candidate, scratch, build = self._ready or self._start()
+        self.prepare()
+        reference, candidate, scratch, build = self._ready
         self._ready = None
         cache = candidate_build_dir(solution_sha256)
         if cache.is_dir() and not any(cache.rglob("lock")):  # a build in progress is not copied half-made
@@ -85,8 +86,13 @@ class Spares:
                 give_to_candidate(build)
         if memory_limit_bytes:
             candidate.memory_limit = memory_limit_bytes
-        self._ready = self._start()
+        self.prepare()
         return Taken(reference, candidate, scratch, build, solution_sha256)
+
+    def prepare(self) -> None:
+        """Start a pair now, unless one is ready."""
+        if self._ready is None:
+            self._ready = self._start()
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         """Until the spares have started (their start must not overlap a timed call);
