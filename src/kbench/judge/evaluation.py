@@ -27,7 +27,7 @@ from kbench.judge import tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
-from kbench.judge.devices import resolve_device, worker_env
+from kbench.judge.devices import resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
@@ -386,15 +386,8 @@ class _Evaluation:
         if getattr(failure, "worker", None) is not reference or candidate.process.poll() is not None:
             raise failure
         candidate.close()
-        alone = Worker(worker_env(self.device))
-        try:
-            alone.send({**self.reference_side.load_message(self.reference_size), "role": "reference"})
-            self.reference_side.ask(alone, "loading the problem again, alone")
-            self.reference_side.ask(alone, "running forward again, alone", {"op": "record", "seed": secrets.randbits(62)})
-        except ProblemError:
+        if self.reference_side.fails_alone(self.reference_size):
             raise failure from None
-        finally:
-            alone.close()
         return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
 
     def _check_call(self, reference: Worker, candidate: Worker, call: Call, what: str) -> Comparison:

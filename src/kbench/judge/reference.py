@@ -285,6 +285,21 @@ class ReferenceSide:
             message["layout"] = call.layout
         return self.ask(reference, what, message)
 
+    def fails_alone(self, size: str) -> bool:
+        """Whether a fresh reference worker, alone, fails to load the problem at
+        ``size`` or to run its forward once (a failure beside a candidate is the
+        problem's only if so)."""
+        alone = Worker(worker_env(self.device))
+        try:
+            alone.send({**self.load_message(size), "role": "reference"})
+            self.ask(alone, "loading the problem again, alone")
+            self.ask(alone, "running forward again, alone", {"op": "record", "seed": secrets.randbits(62)})
+        except ProblemError:
+            return True
+        finally:
+            alone.close()
+        return False
+
     def environment(self) -> Environment:
         return Environment(
             device_name=self.loaded.get("device_name"),
