@@ -256,3 +256,21 @@ def test_a_layout_that_does_not_fit_its_buffer_is_refused(tamper):
     tamper(layout["tree"])
     with pytest.raises((ValueError, TypeError)):
         unpack_output(layout, buffer)
+
+
+def test_a_descriptor_crosses_the_handles_socket_and_a_missing_one_is_none():
+    import socket
+
+    from kbench.judge import vmm
+
+    judge, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    read, write = os.pipe()
+    vmm.send_fd(worker, read)
+    received = vmm.receive_fd(judge, timeout=5)
+    os.write(write, b"the same file")
+    assert os.read(received, 64) == b"the same file"
+    assert vmm.receive_fd(judge, timeout=0.05) is None  # nothing more was sent
+    worker.close()
+    for fd in (read, write, received):
+        os.close(fd)
+    judge.close()

@@ -275,6 +275,8 @@ class ReferenceSide:
                 return {"comparison": asdict(failed), "tolerance": {}}
             try:
                 vmm.send_fd(reference.handles, fd)
+            except OSError:
+                pass  # the reference is gone: asking it, below, says so as a problem error
             finally:
                 os.close(fd)
         message = {
