@@ -18,6 +18,7 @@ expected output never leaves the reference's process.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import stat
 from dataclasses import asdict
@@ -88,10 +89,14 @@ def fingerprint(value: Any, where: str = "output") -> str:
 FINGERPRINT_ROW_WORDS = 4096
 
 
-def _tensor_digest(tensor: torch.Tensor) -> str:
+def _plain(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor's data as a plain torch.Tensor: detached, any subclass stripped."""
     plain = tensor.detach()
-    if type(plain) is not torch.Tensor:
-        plain = plain.as_subclass(torch.Tensor)
+    return plain if type(plain) is torch.Tensor else plain.as_subclass(torch.Tensor)
+
+
+def _tensor_digest(tensor: torch.Tensor) -> str:
+    plain = _plain(tensor)
     raw = plain.contiguous().reshape(-1).view(torch.uint8)
     width = next(d for d in (torch.int32, torch.int16, torch.uint8) if raw.numel() % d.itemsize == 0)
     words = raw.view(width)
@@ -143,10 +148,7 @@ def save_output(out: Any, path: Path) -> dict[str, str]:
 
     def to_cpu(node: Any, where: str) -> Any:
         if isinstance(node, torch.Tensor):
-            plain = node.detach()
-            if type(plain) is not torch.Tensor:
-                plain = plain.as_subclass(torch.Tensor)
-            return plain.to("cpu")
+            return _plain(node).to("cpu")
         if isinstance(node, (tuple, list)):
             return type(node)(to_cpu(x, f"{where}[{i}]") for i, x in enumerate(node))
         if isinstance(node, dict):
@@ -175,9 +177,7 @@ def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]
     def describe(node: Any, where: str) -> Any:
         nonlocal end
         if isinstance(node, torch.Tensor):
-            plain = node.detach()
-            if type(plain) is not torch.Tensor:
-                plain = plain.as_subclass(torch.Tensor)
+            plain = _plain(node)
             offset = end
             end = offset + -(-plain.numel() * plain.element_size() // PACK_ALIGNMENT) * PACK_ALIGNMENT
             tensors.append((offset, plain))
@@ -209,8 +209,9 @@ def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -
 
 def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
     """(Reference) the output ``layout`` describes, copied out of ``buffer`` (the
-    candidate's, mapped here) into this process's own memory. Whatever the layout
-    says is checked against the buffer: ValueError when it does not fit."""
+    candidate's, mapped here: ``vmm.imported`` waits for the copies before it lets
+    the mapping go) into this process's own memory. Whatever the layout says is
+    checked against the buffer: ValueError when it does not fit."""
 
     def build(node: Any) -> Any:
         if not isinstance(node, dict) or len(node) != 1:
@@ -221,7 +222,7 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
             dtype = getattr(torch, str(name), None)
             if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape):
                 raise ValueError(f"malformed tensor in the layout: {body!r}")
-            nbytes = dtype.itemsize * _product(shape)
+            nbytes = dtype.itemsize * math.prod(shape)
             if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
                 raise ValueError(f"a tensor outside the buffer: {body!r}")
             return buffer[offset:offset + nbytes].view(dtype).reshape(shape).clone()
@@ -233,14 +234,4 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
             return body
         raise ValueError(f"malformed layout node {kind!r}")
 
-    out = build(layout["tree"])
-    if buffer.device.type == "cuda":
-        torch.cuda.synchronize(buffer.device)  # copied before the buffer is let go
-    return out
-
-
-def _product(shape: list[int]) -> int:
-    total = 1
-    for n in shape:
-        total *= n
-    return total
+    return build(layout["tree"])

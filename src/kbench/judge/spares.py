@@ -144,7 +144,9 @@ def current(device: str, sandbox: Sandbox | None) -> Spares | None:
     kept = getattr(_scope, "spares", None)
     if kept is None or sandbox is None:
         return None
-    return kept.setdefault(device, Spares(device, sandbox))
+    if device not in kept:
+        kept[device] = Spares(device, sandbox)
+    return kept[device]
 
 
 @contextmanager

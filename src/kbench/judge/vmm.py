@@ -21,6 +21,7 @@ package needed on the GPU machine.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import socket
 from contextlib import contextmanager
@@ -78,6 +79,7 @@ def _prop(device: int) -> _AllocationProp:
     return _AllocationProp(type=PINNED, requestedHandleTypes=POSIX_FD, location=_Location(ON_DEVICE, device))
 
 
+@functools.cache
 def _granularity(device: int) -> int:
     size = ctypes.c_size_t()
     prop = _prop(device)
@@ -91,23 +93,27 @@ def _round_up(nbytes: int, device: int) -> int:
 
 
 class _Mapping:
-    """A physical allocation mapped into this process, readable and writable on ``device``."""
+    """A physical allocation (``handle``, which it owns from now on: released on
+    ``close``, or at once when it cannot be mapped) mapped into this process,
+    readable and writable on ``device``."""
 
     def __init__(self, handle: int, size: int, device: int):
         self.handle, self.size, self.device = handle, size, device
         self.address = ctypes.c_uint64()
         driver = _cuda()
-        _check(driver.cuMemAddressReserve(ctypes.byref(self.address), ctypes.c_size_t(size), ctypes.c_size_t(0),
-                                          ctypes.c_uint64(0), ctypes.c_ulonglong(0)), "reserving addresses")
         try:
+            _check(driver.cuMemAddressReserve(ctypes.byref(self.address), ctypes.c_size_t(size), ctypes.c_size_t(0),
+                                              ctypes.c_uint64(0), ctypes.c_ulonglong(0)), "reserving addresses")
             _check(driver.cuMemMap(self.address, ctypes.c_size_t(size), ctypes.c_size_t(0),
                                    ctypes.c_ulonglong(handle), ctypes.c_ulonglong(0)), "mapping")
             access = _AccessDesc(_Location(ON_DEVICE, device), READ_WRITE)
             _check(driver.cuMemSetAccess(self.address, ctypes.c_size_t(size), ctypes.byref(access),
                                          ctypes.c_size_t(1)), "setting access")
         except CudaError:
-            driver.cuMemUnmap(self.address, ctypes.c_size_t(size))
-            driver.cuMemAddressFree(self.address, ctypes.c_size_t(size))
+            if self.address.value:
+                driver.cuMemUnmap(self.address, ctypes.c_size_t(size))
+                driver.cuMemAddressFree(self.address, ctypes.c_size_t(size))
+            driver.cuMemRelease(ctypes.c_ulonglong(handle))
             raise
 
     def tensor(self, nbytes: int) -> torch.Tensor:
@@ -140,11 +146,7 @@ class ExportedBuffer:
         prop = _prop(device)
         _check(_cuda().cuMemCreate(ctypes.byref(handle), ctypes.c_size_t(size), ctypes.byref(prop),
                                    ctypes.c_ulonglong(0)), "allocating a shareable buffer")
-        try:
-            self._mapping = _Mapping(handle.value, size, device)
-        except CudaError:
-            _cuda().cuMemRelease(handle)
-            raise
+        self._mapping = _Mapping(handle.value, size, device)
         self.nbytes = nbytes
 
     def tensor(self) -> torch.Tensor:
@@ -167,14 +169,11 @@ def imported(fd: int, nbytes: int, device: int) -> Iterator[torch.Tensor]:
     tensor here, for the duration; unmapped and released afterwards. The caller
     keeps and closes ``fd``."""
     torch.cuda.init()
+    size = _round_up(nbytes, device)
     handle = ctypes.c_ulonglong()
     _check(_cuda().cuMemImportFromShareableHandle(ctypes.byref(handle), ctypes.c_void_p(fd), POSIX_FD),
            "importing the buffer")
-    try:
-        mapping = _Mapping(handle.value, _round_up(nbytes, device), device)
-    except CudaError:
-        _cuda().cuMemRelease(handle)
-        raise
+    mapping = _Mapping(handle.value, size, device)
     try:
         yield mapping.tensor(nbytes)
     finally:
@@ -207,7 +206,7 @@ def receive_fd(channel: socket.socket, timeout: float | None = None) -> int | No
     channel.settimeout(timeout)
     try:
         _, fds, _, _ = socket.recv_fds(channel, 1, 4)
-    except (TimeoutError, BlockingIOError, OSError):
+    except OSError:  # a timeout, or a peer gone
         return None
     for extra in fds[1:]:
         os.close(extra)
