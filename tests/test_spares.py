@@ -2,14 +2,17 @@
 
 from pathlib import Path
 
+import psutil
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
 from kbench.judge import LocalExecutor
+from kbench.judge import evaluation as evaluation_module
 from kbench.judge import spares as spares_module
 from kbench.judge.devices import candidate_build_dir
 from kbench.judge.sandbox import find_sandbox
 from kbench.judge.spares import Spares
+from kbench.judge.timing import TimingSettings
 
 
 def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, monkeypatch):
@@ -52,3 +55,25 @@ def test_a_batch_takes_each_evaluations_workers_from_spares_when_asked(monkeypat
     assert len(taken) == 2
     dict(kbench.evaluate_many(pairs[1:], ["cpu"], measure_time=False, trials=1))
     assert len(taken) == 2  # not by default
+
+
+def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch):
+    states = []
+    original = evaluation_module._Evaluation._candidate_round
+
+    def candidate_round(self, *args):
+        states.append({psutil.Process(w.process.pid).status() for w in self.spares._ready[:2]})
+        return original(self, *args)
+
+    monkeypatch.setattr(evaluation_module._Evaluation, "_candidate_round", candidate_round)
+    spares = Spares("cpu", find_sandbox())
+    try:
+        quick = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
+                               rounds=2)
+        verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1, timing=quick,
+                                  spares=spares)
+        assert verdict.status == "correct", verdict.reason
+        assert states == [{psutil.STATUS_STOPPED}] * 2
+        assert psutil.STATUS_STOPPED not in {psutil.Process(w.process.pid).status() for w in spares._ready[:2]}
+    finally:
+        spares.close()

@@ -266,9 +266,9 @@ class _Evaluation:
         rounds = max(1, self.timing_settings.rounds)
         side = self.reference_side
         cached = side.cached_columns()
-        if self.spares is not None:  # the next evaluation's workers start before the timing, not during it
-            self.spares.wait_ready()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
+        if self.spares is not None:  # the next evaluation's workers do not start while anything is timed
+            self.spares.pause()
         try:
             cand_rounds: list[TimedSeries] = []
             base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
@@ -294,6 +294,8 @@ class _Evaluation:
             for column, worker in workers.items():
                 if worker is not reference:
                     worker.close()
+            if self.spares is not None:
+                self.spares.resume()
         eager_calls = [c for series in base_series["eager"] for c in series.calls if c.kind == "timed"]
         cand_calls = [c for series in cand_rounds for c in series.calls if c.kind == "timed"]
         excess, findings = trusted_clock_findings(cand_calls, eager_calls, self.device)

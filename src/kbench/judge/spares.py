@@ -16,8 +16,10 @@ can only ever fill its own cache, as before.
 
 The spares start when the previous ones are taken, at an evaluation's
 start: their start (CPU work, and a CUDA context) overlaps the evaluation's
-own start and trials, and the evaluation waits for them to be ready
-(``wait_ready``) before it times anything. An executor asked to
+own start and trials, is stopped (SIGSTOP, ``pause``) while it times the
+candidate and the baselines, and goes on while it ends and the next one
+starts; an evaluation whose spares are not ready yet waits for them in its
+``load`` phase. An executor asked to
 (``LocalExecutor(ahead=True)``) keeps spares per device thread (``ahead``),
 and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
@@ -32,14 +34,13 @@ import secrets
 import shutil
 import tempfile
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from kbench.judge.devices import cache_dir, candidate_build_dir, scratch_root, worker_env
-from kbench.judge.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.process import Worker, candidate_worker
 from kbench.judge.sandbox import Sandbox, give_to_candidate
 
 
@@ -94,16 +95,15 @@ class Spares:
         if self._ready is None:
             self._ready = self._start()
 
-    def wait_ready(self, timeout: float = 120.0) -> None:
-        """Until the spares have started (their start must not overlap a timed call);
-        spares that fail to start are dropped (the next evaluation starts its own)."""
-        if self._ready is None:
-            return
-        try:
-            for worker in self._ready[:2]:
-                worker.request({"op": "ping"}, time.monotonic() + timeout, "starting ahead")
-        except WorkerLost:
-            self.close()
+    def pause(self) -> None:
+        """Stop the spares where they are, started or still starting, while the current
+        evaluation times anything: nothing but the timed processes runs then."""
+        for worker in (self._ready or ())[:2]:
+            worker.pause()
+
+    def resume(self) -> None:
+        for worker in (self._ready or ())[:2]:
+            worker.resume()
 
     def _start(self) -> tuple[Worker, Worker, Path, Path]:
         scratch = Path(tempfile.mkdtemp(prefix="kbench-", dir=scratch_root()))
