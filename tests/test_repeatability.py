@@ -12,9 +12,10 @@ from kbench.judge.timing import speedup_interval
 
 def test_a_narrow_within_interval_widens_to_the_between_process_spread():
     low, high = widen(2.0, [1.999, 2.001], "cuda:0")
-    assert low == pytest.approx(2.0 * math.exp(-math.hypot(math.log(2.0 / 1.999), Z95 * 0.006)))
-    assert high == pytest.approx(2.0 * math.exp(math.hypot(math.log(2.001 / 2.0), Z95 * 0.006)))
-    assert low < 2.0 * math.exp(-Z95 * 0.006) * 1.0001 and high > 2.0 * math.exp(Z95 * 0.006)
+    s = BETWEEN_PROCESS_SD["cuda"]
+    assert low == pytest.approx(2.0 * math.exp(-math.hypot(math.log(2.0 / 1.999), Z95 * s)))
+    assert high == pytest.approx(2.0 * math.exp(math.hypot(math.log(2.001 / 2.0), Z95 * s)))
+    assert low < 2.0 * math.exp(-Z95 * s) * 1.0001 and high > 2.0 * math.exp(Z95 * s)
 
 
 def test_a_wide_within_interval_is_kept_nearly_as_it_is():
