@@ -12,8 +12,8 @@ baseline phases: ``measuring``), the rest being workers starting and loading.
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 0,1 --levels 1 2 --out scaling.json
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 --limit 20 --out smoke.json   # a quick look
 
-``--ahead`` starts each evaluation's workers during the one before
-(kbench.judge.spares). Every verdict is kept in the JSON with its device and
+Each evaluation's workers start during the one before (kbench.judge.spares,
+the default on GPUs; ``--no-ahead`` for one at a time). Every verdict is kept in the JSON with its device and
 phases; the file is rewritten after each GPU count.
 """
 
@@ -41,7 +41,7 @@ def null_pairs(levels: list[int], limit: int | None, directory: Path) -> list[tu
     return pairs[:limit]
 
 
-def run_batch(pairs: list[tuple[str, Path]], devices: list[str], ahead: bool) -> dict:
+def run_batch(pairs: list[tuple[str, Path]], devices: list[str], ahead: bool | None) -> dict:
     started = time.monotonic()
     rows = []
     executor = LocalExecutor(devices, ahead=ahead)
@@ -60,7 +60,7 @@ def run_batch(pairs: list[tuple[str, Path]], devices: list[str], ahead: bool) ->
             "busy": sum(r["wall_seconds"] for r in mine) / wall,
             "measuring": sum(r["phase_seconds"].get(p, 0.0) for r in mine for p in MEASURING_PHASES) / wall,
         }
-    return {"devices": devices, "wall_seconds": wall, "per_gpu": per_gpu, "rows": rows}
+    return {"devices": devices, "ahead": executor.ahead, "wall_seconds": wall, "per_gpu": per_gpu, "rows": rows}
 
 
 def main() -> None:
@@ -68,7 +68,8 @@ def main() -> None:
     parser.add_argument("--gpus", nargs="+", default=["0"], help="GPU sets to compare, each like 0 or 0,1,2,3 (cpu: a smoke run)")
     parser.add_argument("--levels", nargs="+", type=int, default=[1])
     parser.add_argument("--limit", type=int, help="Only the first N problems.")
-    parser.add_argument("--ahead", action="store_true", help="Workers started ahead (kbench.judge.spares).")
+    parser.add_argument("--ahead", action=argparse.BooleanOptionalAction, default=None,
+                        help="Workers started ahead (kbench.judge.spares; default: on GPUs).")
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
     results = []
@@ -78,7 +79,7 @@ def main() -> None:
             devices = ["cpu"] if gpus == "cpu" else [f"cuda:{i}" for i in gpus.split(",")]
             print(f"{len(pairs)} evaluations on {', '.join(devices)}", flush=True)
             results.append(run_batch(pairs, devices, args.ahead))
-            args.out.write_text(json.dumps({"levels": args.levels, "ahead": args.ahead, "runs": results}, indent=1))
+            args.out.write_text(json.dumps({"levels": args.levels, "runs": results}, indent=1))
     first = results[0]["wall_seconds"]
     print("\n| GPUs | wall | speed-up | busy per GPU | measuring per GPU |\n| --- | --- | --- | --- | --- |")
     for run in results:

@@ -19,12 +19,13 @@ start: their start (CPU work, and a CUDA context) overlaps the evaluation's
 own start and trials, is stopped (SIGSTOP, ``pause``) while it times the
 candidate and the baselines, and goes on while it ends and the next one
 starts; an evaluation whose spares are not ready yet waits for them in its
-``load`` phase. An executor asked to
-(``LocalExecutor(ahead=True)``) keeps spares per device thread (``ahead``),
+``load`` phase. A ``LocalExecutor`` on GPUs
+(or one made with ``ahead=True``) keeps spares per device thread (``ahead``),
 and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
-would be made again). Off by default: on the H200, null candidates judged with
-spares spread more than without (docs/judge.md), a cause not yet found.
+would be made again). On the H200 a warm level-1 evaluation then takes 4.0 s
+at the median instead of 5.6 s, and null candidates judged with and without
+spares, in turn, spread alike (docs/judge.md).
 """
 
 from __future__ import annotations

@@ -303,11 +303,12 @@ def execute(
     """Evaluate what run ``name`` has not finished (all of it, for a new run); the
     records made in this session. Raises RunError when the run exists with
     another config; KeyboardInterrupt leaves every finished verdict stored.
-    With an ``executor`` (``judge.RayExecutor``, say) or ``devices`` (several GPUs:
-    a ``judge.LocalExecutor`` on them, with ``build_jobs`` threads building ahead),
-    evaluations run side by side and this thread stores each verdict as it comes;
-    the session's manifest records how (``Manifest.executor``)."""
-    if executor is None and (devices or build_jobs):
+    With an ``executor`` (``judge.RayExecutor``, say), ``devices`` (several GPUs: a
+    ``judge.LocalExecutor`` on them, with ``build_jobs`` threads building ahead) or a
+    GPU run (a ``LocalExecutor`` on its GPU, each evaluation's workers started during
+    the one before), evaluations run in executor threads and this thread stores each
+    verdict as it comes; the session's manifest records how (``Manifest.executor``)."""
+    if executor is None and (devices or build_jobs or config.device.startswith("cuda")):
         executor = judge.LocalExecutor(devices or [config.device], build_jobs)
     session = open_run(store, name, config, plan, manifest, executor.describe() if executor else None)
     finished = {
