@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, widen
-from kbench.judge.timing import speedup_interval
+from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, speedup_interval, widen
 
 
 def test_a_narrow_within_interval_widens_to_the_between_process_spread():

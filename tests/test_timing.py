@@ -42,7 +42,8 @@ def test_measure_on_cpu_keeps_count_spread_and_stop_reason():
 
 
 def test_pooled_rounds_and_the_speedup_interval():
-    from kbench.judge.timing import pooled, speedup_interval, summarize
+    from kbench.judge.repeatability import speedup_interval
+    from kbench.judge.timing import pooled, summarize
 
     rounds = [summarize("cpu-perf-counter", [1.0, 1.1, 0.9], [1.0, 1.1, 0.9], 3, "stable", {}).to_dict(),
               summarize("cpu-perf-counter", [2.0, 2.1], [2.0, 2.1], 3, "stable", {}).to_dict()]
@@ -117,7 +118,7 @@ def _rounds(medians, spread=0.01, calls=60, seed=0):
 def test_an_interval_over_rounds_holds_what_moves_between_rounds():
     """With a new placement each round, rounds differ on purpose: the interval must
     then widen to hold that, where the stratified one only sees the calls' noise."""
-    from kbench.judge.timing import speedup_interval
+    from kbench.judge.repeatability import speedup_interval
 
     baseline = _rounds([1.0, 1.0, 1.0], seed=1)
     candidate = _rounds([0.5, 0.55, 0.45], seed=2)  # the candidate's time moves 10% with its placement

@@ -26,6 +26,7 @@ session, recorded to be retried.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +42,7 @@ from kbench.agents.prices import Price
 from kbench.agents.prompts import Feedback, PromptError, Template
 from kbench.agents.providers import Provider, Reply, Request
 from kbench.core.solution import Solution
+from kbench.judge import spares
 from kbench.runs.manifest import Manifest, RunConfig, capture, now
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, SampleRecord, TurnRecord
 from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run, tell_evaluating
@@ -457,7 +459,9 @@ def execute(
     ]
     if listener:
         listener.started(len(finished) + len(samples), list(finished.values()))
-    return _Loop(store, name, config, session, agent, evaluate, listener).run(samples)
+    # On a GPU the next evaluation's workers start during the one before (kbench.judge.spares).
+    with spares.ahead() if config.device.startswith("cuda") else contextlib.nullcontext():
+        return _Loop(store, name, config, session, agent, evaluate, listener).run(samples)
 
 
 def _capture(config: RunConfig, agent: Agent) -> Manifest:

@@ -31,7 +31,8 @@ from kbench.judge.calls import Call, CallDriver
 from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled, speedup_interval
+from kbench.judge.repeatability import speedup_interval
+from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 

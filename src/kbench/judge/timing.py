@@ -26,7 +26,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 _perf_ns = time.perf_counter_ns
@@ -134,50 +133,6 @@ def pooled(rounds: list[dict[str, Any]]) -> Timing:
         rounds[0].get("overhead_ms"),
         [x for r in rounds for x in r.get("judge_samples_ms", [])],
     )
-
-
-def speedup_interval(
-    baseline_rounds: list[list[float]],
-    candidate_rounds: list[list[float]],
-    reps: int = 1000,
-    seed: int = 0,
-    over_rounds: bool = False,
-) -> tuple[float, float]:
-    """95% interval of median(baseline) / median(candidate) over the pooled calls.
-
-    Bootstrap stratified by round: each replicate redraws every round's calls
-    from that round, so the drift between rounds stays in the replicate as it
-    was measured, and the interval reflects the noise within rounds. With
-    ``over_rounds`` (rounds that differ on purpose: a new placement each) a
-    replicate first redraws the rounds themselves, each candidate round with
-    the baseline round it alternated with, so the interval also holds what
-    changes from round to round.
-    """
-    rng = np.random.default_rng(seed)
-    count = min(len(baseline_rounds), len(candidate_rounds))
-    chosen = rng.integers(0, count, size=(reps, count)) if over_rounds else np.tile(np.arange(count), (reps, 1))
-
-    def replicate_medians(rounds: list[list[float]]) -> np.ndarray:
-        """Each replicate's median over its chosen rounds, each round's calls drawn
-        again from it (rounds padded with NaN to one length, the padding never drawn)."""
-        lengths = np.array([len(r) for r in rounds[:count]])
-        padded = np.full((count, lengths.max()), np.nan)
-        for index, calls in enumerate(rounds[:count]):
-            padded[index, :len(calls)] = calls
-        drawn = []
-        for slot in range(count):
-            length = lengths[chosen[:, slot]][:, None]
-            positions = (rng.random((reps, padded.shape[1])) * length).astype(int)
-            values = padded[chosen[:, slot][:, None], positions]
-            values[np.arange(padded.shape[1]) >= length] = np.nan
-            drawn.append(values)
-        ordered = np.sort(np.concatenate(drawn, axis=1), axis=1)  # NaN sorts last
-        valid = lengths[chosen].sum(axis=1)
-        rows = np.arange(reps)
-        return (ordered[rows, (valid - 1) // 2] + ordered[rows, valid // 2]) / 2
-
-    ratios = np.sort(replicate_medians(baseline_rounds) / replicate_medians(candidate_rounds))
-    return float(ratios[int(0.025 * reps)]), float(ratios[int(0.975 * reps) - 1])
 
 
 def median_rel_error(samples: list[float]) -> float:
