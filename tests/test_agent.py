@@ -9,6 +9,7 @@ import json
 import re
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -245,6 +246,32 @@ def test_generation_overlaps_evaluation_within_the_concurrency_limit(cli, serve,
     assert server.max_in_flight == 2 and len(judged) == 6
     overlapping = [s for s in server.seen if any(s.arrived < end and start < s.answered for start, end in judged)]
     assert overlapping, "no request was in flight while a candidate was judged"
+
+
+def test_a_models_run_judges_on_every_device_it_is_given(cli, serve, tmp_path, monkeypatch):
+    problems = problem_dir(tmp_path / "problems", ["p1", "p2"])
+    server = serve(lambda seen, n: code_reply(fake_code("correct 1.5")))
+    judging: list[tuple[str, float, float]] = []
+
+    class SlowJudge(FakeJudge):
+        def __call__(self, *args, **kwargs):
+            started = time.monotonic()
+            time.sleep(0.5)
+            judging.append((threading.current_thread().name, started, time.monotonic()))
+            return super().__call__(*args, **kwargs)
+
+    monkeypatch.setattr(cli_runs, "evaluate", SlowJudge())
+    monkeypatch.setattr(cli_runs, "_devices", lambda gpus, device: ["cpu", "cpu"])  # two GPUs' worth, on the CPU
+    done = ask(cli, server, problems, "--samples", "3", "--gpus", "0,1")
+    assert done.exit_code == 0, done.output
+    assert len(judging) == 6 and len({thread for thread, _, _ in judging}) == 2
+    assert any(a[1] < b[2] and b[1] < a[2] for a in judging for b in judging if a[0] != b[0])  # at once
+    with Store(tmp_path / "kbench.db") as store:
+        assert [e.status for e in store.evaluations("r")] == ["correct"] * 6
+        (session,) = store.sessions("r")
+    assert session.manifest.executor["devices"] == ["cpu", "cpu"]
+    refused = ask(cli, server, problems, "--build-jobs", "2", run="other")
+    assert refused.exit_code == 2 and "runs of files" in refused.output
 
 
 def test_replay_through_model_and_usage_errors(cli, serve, tmp_path):

@@ -14,9 +14,9 @@ between turns. After its last turn a sample's outcome is its best judged turn
 (score.best_turn).
 
 Generation and evaluation overlap: requests run on a pool of threads (at most
-``concurrency`` at once), while the calling thread runs the one evaluation
-loop (one candidate at a time on the device, so timings are not disturbed) and
-is the only writer of the store. Each reply is committed as it arrives and
+``concurrency`` at once), solutions are judged on a thread per device (one
+candidate at a time on each, so timings are not disturbed: kbench.agents.judging),
+and the calling thread hands out the work and is the only writer of the store. Each reply is committed as it arrives and
 each verdict as it is known, so a resumed run asks the model only for turns it
 does not hold, and judges stored replies without asking again. A request that
 failed (``generation_error``) or an evaluation that failed outside the
@@ -26,8 +26,8 @@ session, recorded to be retried.
 
 from __future__ import annotations
 
-import contextlib
 import json
+import queue
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -37,12 +37,12 @@ import torch
 
 from kbench import judge
 from kbench.agents import prompts, reply
+from kbench.agents.judging import JudgeThreads, Judging
 from kbench.agents.pool import Job, RequestPool
 from kbench.agents.prices import Price
 from kbench.agents.prompts import Feedback, PromptError, Template
 from kbench.agents.providers import Provider, Reply, Request
 from kbench.core.solution import Solution
-from kbench.judge import spares
 from kbench.runs.manifest import Manifest, RunConfig, capture, now
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, SampleRecord, TurnRecord
 from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run, tell_evaluating
@@ -224,31 +224,49 @@ class _Sample:
 
 class _Loop:
     def __init__(self, store: Store, name: str, config: RunConfig, session: int, agent: Agent,
-                 evaluate: Evaluate, listener: Listener | None):
+                 evaluate: Evaluate, listener: Listener | None, devices: list[str]):
         self.store, self.name, self.config, self.session = store, name, config, session
-        self.agent, self.evaluate, self.listener = agent, evaluate, listener
+        self.agent, self.evaluate, self.listener, self.devices = agent, evaluate, listener, devices
         self.column = config.baselines[0] if config.baselines else None
-        self.to_judge: deque[tuple[_Sample, int]] = deque()
+        self.to_judge: deque[Judging] = deque()
         self.made: list[EvaluationRecord] = []
+        self.events: queue.Queue = queue.Queue()  # replies and verdicts, as they come
         self.pool: RequestPool | None = None
+        self.judges: JudgeThreads | None = None
 
     def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
-        self.pool = RequestPool(self.agent.provider, self.agent.concurrency)
+        self.pool = RequestPool(self.agent.provider, self.agent.concurrency, self.events)
+        self.judges = JudgeThreads(self.devices, self.events, self._judged_on)
         try:
             for sample in samples:
                 self._next_step(sample)
-            while self.to_judge or self.pool.pending:
-                # Judge whatever is ready; take in answers between verdicts so that the
-                # next requests go out while the device is busy.
-                while (answer := self.pool.next(block=False)) is not None:
-                    self._answered(*answer)
-                if self.to_judge:
-                    self._judge(*self.to_judge.popleft())
-                elif self.pool.pending:
-                    self._answered(*self.pool.next(block=True))
+            while self.to_judge or self.pool.pending or self.judges.busy:
+                # Every idle device judges; the next requests go out while they are busy.
+                while self.to_judge and self.judges.idle:
+                    job = self.to_judge.popleft()
+                    tell_evaluating(self.listener, job.sample.problem.id, job.sample.index, job.turn)
+                    self.judges.submit(job)
+                event = self._next_event()
+                if isinstance(event[0], Judging):
+                    self._judged(event[0], self.judges.received(*event))
+                else:
+                    self._answered(*self.pool.received(*event))
         finally:
+            self.judges.close()
             self.pool.close()
         return self.made
+
+    def _next_event(self) -> tuple:
+        while True:
+            try:
+                return self.events.get(timeout=0.2)  # short waits, so Ctrl-C is seen promptly
+            except queue.Empty:
+                continue
+
+    def _judged_on(self, job: Judging, device: str) -> EvaluationRecord:
+        """In a judging thread: the job's verdict on ``device``, as a record."""
+        return judge_sample(self.evaluate, replace(self.config, device=device), job.sample.problem, job.solution,
+                            self.session)
 
     def _next_step(self, sample: _Sample) -> None:
         """Continue a sample from what is stored: ask, judge, or finish."""
@@ -258,7 +276,7 @@ class _Loop:
                 self._ask(sample, turn)
                 return
             if not record.final:
-                self.to_judge.append((sample, turn))
+                self.to_judge.append(Judging(sample, turn, _turn_solution(sample, record)))
                 return
         self._finish(sample)
 
@@ -314,14 +332,14 @@ class _Loop:
         if failure:
             self._advance(sample, turn)
         else:
-            self.to_judge.append((sample, turn))
+            self.to_judge.append(Judging(sample, turn, _turn_solution(sample, record)))
 
-    def _judge(self, sample: _Sample, turn: int) -> None:
-        record = sample.turns[turn]
-        candidate = _turn_solution(sample, record)
-        tell_evaluating(self.listener, sample.problem.id, sample.index, turn)
-        verdict = judge_sample(self.evaluate, self.config, sample.problem, candidate, self.session)
-        record = replace(record, status=verdict.status, correct=verdict.correct, reason=verdict.reason,
+    def _judged(self, job: Judging, verdict: EvaluationRecord) -> None:
+        sample, turn = job.sample, job.turn
+        if job.again:
+            self._finish_remeasured(sample, sample.turns[turn], verdict)
+            return
+        record = replace(sample.turns[turn], status=verdict.status, correct=verdict.correct, reason=verdict.reason,
                          runtime_ms=verdict.runtime_ms, speedup=dict(verdict.speedup), verdict=verdict.verdict,
                          evaluated_at=verdict.finished_at)
         self._store_turn(sample, record)
@@ -359,34 +377,40 @@ class _Loop:
         solution is not. A re-measurement that fails outside the candidate is retried."""
         turns = [sample.turns[t] for t in range(1, self.config.turns + 1)]
         best = best_turn(turns, self.column)
-        rivals = sum(t.correct for t in turns)
-        if rivals > 1 and self.column is not None:
-            remeasured = judge_sample(self.evaluate, self.config, sample.problem, _turn_solution(sample, best),
-                                      self.session)
-            selection = {"turn": best.turn, "correct_turns": rivals, "selected_speedup": dict(best.speedup)}
-            outcome = replace(remeasured, turn=best.turn, started_at=turns[0].generated_at,
-                              verdict={**(remeasured.verdict or {}), "selection": selection})
-            if outcome.status in RETRIED_STATUSES:
-                self.store.record(self.name, outcome)
-                self._made(outcome)
-                return
-        else:
-            verdict = best.verdict or {}
-            outcome = EvaluationRecord(
-                problem_id=sample.problem.id,
-                sample_index=sample.index,
-                status=best.status or "no_code",
-                correct=best.correct,
-                reason=best.reason,
-                runtime_ms=best.runtime_ms,
-                baselines={c: (b or {}).get("runtime_ms") for c, b in (verdict.get("baselines") or {}).items()},
-                speedup=dict(best.speedup),
-                verdict=best.verdict,
-                session=self.session,
-                started_at=turns[0].generated_at,
-                finished_at=now(),
-                turn=best.turn,
-            )
+        if sum(t.correct for t in turns) > 1 and self.column is not None:
+            self.to_judge.append(Judging(sample, best.turn, _turn_solution(sample, best), again=True))
+            return
+        verdict = best.verdict or {}
+        outcome = EvaluationRecord(
+            problem_id=sample.problem.id,
+            sample_index=sample.index,
+            status=best.status or "no_code",
+            correct=best.correct,
+            reason=best.reason,
+            runtime_ms=best.runtime_ms,
+            baselines={c: (b or {}).get("runtime_ms") for c, b in (verdict.get("baselines") or {}).items()},
+            speedup=dict(best.speedup),
+            verdict=best.verdict,
+            session=self.session,
+            started_at=turns[0].generated_at,
+            finished_at=now(),
+            turn=best.turn,
+        )
+        self._finish_with(sample, best, outcome)
+
+    def _finish_remeasured(self, sample: _Sample, best: TurnRecord, remeasured: EvaluationRecord) -> None:
+        turns = [sample.turns[t] for t in range(1, self.config.turns + 1)]
+        selection = {"turn": best.turn, "correct_turns": sum(t.correct for t in turns),
+                     "selected_speedup": dict(best.speedup)}
+        outcome = replace(remeasured, turn=best.turn, started_at=turns[0].generated_at,
+                          verdict={**(remeasured.verdict or {}), "selection": selection})
+        if outcome.status in RETRIED_STATUSES:
+            self.store.record(self.name, outcome)
+            self._made(outcome)
+            return
+        self._finish_with(sample, best, outcome)
+
+    def _finish_with(self, sample: _Sample, best: TurnRecord, outcome: EvaluationRecord) -> None:
         chosen = SampleRecord(sample.problem.id, sample.index, f"sample_{sample.index}/turn_{best.turn}",
                               self.config.solutions, best.sha256 or "", best.source or "")
         self.store.finish_sample(self.name, chosen, outcome)
@@ -439,13 +463,16 @@ def execute(
     evaluate: Evaluate = judge.evaluate,
     listener: Listener | None = None,
     manifest: Manifest | None = None,
+    devices: list[str] | None = None,
 ) -> list[EvaluationRecord]:
     """Generate and judge what run ``name`` has not finished; the sample outcomes made in
     this session. Raises RunError when the run exists with another config, ProviderError
-    when the provider cannot go on; an interruption keeps every stored reply and verdict."""
+    when the provider cannot go on; an interruption keeps every stored reply and verdict.
+    ``devices``: where solutions are judged, one at a time on each (default: the run's)."""
     if config.source == "replay":
         raise RunError("a replay run has no agent: use kbench.runs.runner.execute")
-    manifest = manifest or _capture(config, agent)
+    executor = judge.LocalExecutor(devices or [config.device])  # checks them, and says how in the manifest
+    manifest = manifest or capture(config, agent.manifest_entry(config), executor.describe())
     session = open_run(store, name, config, plan, manifest)
     finished = {(e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES}
     stored: dict[tuple[str, int], dict[int, TurnRecord]] = {}
@@ -459,10 +486,4 @@ def execute(
     ]
     if listener:
         listener.started(len(finished) + len(samples), list(finished.values()))
-    # On a GPU the next evaluation's workers start during the one before (kbench.judge.spares).
-    with spares.ahead() if config.device.startswith("cuda") else contextlib.nullcontext():
-        return _Loop(store, name, config, session, agent, evaluate, listener).run(samples)
-
-
-def _capture(config: RunConfig, agent: Agent) -> Manifest:
-    return capture(config, agent.manifest_entry(config))
+    return _Loop(store, name, config, session, agent, evaluate, listener, executor.devices).run(samples)

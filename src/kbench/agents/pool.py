@@ -23,16 +23,16 @@ class Job:
 
 
 class RequestPool:
-    """Threads that ask the provider; answers come back on one queue to the calling
-    thread. Daemon threads, so an interrupted run does not wait for requests in flight
+    """Threads that ask the provider; answers come back as ``(job, reply or exception)``
+    on one queue (``answers``, which the caller may share), to be passed to ``received``. Daemon threads, so an interrupted run does not wait for requests in flight
     (whose replies, not yet stored, are asked again on resumption). A provider that
     raises (ProviderError: it cannot go on; anything else: a defect) stops the run
     from the calling thread, with everything stored so far kept."""
 
-    def __init__(self, provider: Provider, workers: int):
+    def __init__(self, provider: Provider, workers: int, answers: queue.Queue | None = None):
         self.provider = provider
         self.jobs: queue.Queue[Job | None] = queue.Queue()
-        self.answers: queue.Queue[tuple[Job, Reply | BaseException]] = queue.Queue()
+        self.answers: queue.Queue = answers if answers is not None else queue.Queue()  # may be shared
         self.pending = 0
         self.threads = [threading.Thread(target=self._work, daemon=True, name=f"kbench-ask-{i}")
                         for i in range(max(1, workers))]
@@ -51,19 +51,12 @@ class RequestPool:
                 answer = exc
             self.answers.put((job, answer))
 
-    def next(self, block: bool) -> tuple[Job, Reply] | None:
-        """An answer (waiting for one when ``block``); None when none is there."""
-        while True:
-            try:
-                job, answer = self.answers.get(timeout=0.2) if block else self.answers.get_nowait()
-            except queue.Empty:
-                if block:
-                    continue  # short waits, so Ctrl-C is seen promptly
-                return None
-            self.pending -= 1
-            if isinstance(answer, BaseException):
-                raise answer
-            return job, answer
+    def received(self, job: Job, answer: Reply | BaseException) -> tuple[Job, Reply]:
+        """An answer taken off the queue: one fewer pending; a provider's exception raised here."""
+        self.pending -= 1
+        if isinstance(answer, BaseException):
+            raise answer
+        return job, answer
 
     def close(self) -> None:
         for _ in self.threads:

@@ -96,8 +96,8 @@ def run_command(
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
                                         "part of the run's settings."),
     gpus: Optional[str] = typer.Option(
-        None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3); "
-        "runs of files only. Not part of the run's settings: a resumed run may use others."),
+        None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
+        "Not part of the run's settings: a resumed run may use others."),
     build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
                                    "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
                                    "[default: 0, each evaluation builds its own]."),
@@ -148,9 +148,9 @@ def run_command(
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
                 store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread))
             return
-        if gpus is not None or build_jobs or executor != "local" or address is not None:
-            raise UsageError("--gpus, --build-jobs, --executor and --address are for runs of files (--solutions); "
-                             "a model's run judges one candidate at a time")
+        if build_jobs or executor != "local" or address is not None:
+            raise UsageError("--build-jobs, --executor and --address are for runs of files (--solutions); a "
+                             "model's run judges its candidates as they come, one at a time per GPU (--gpus)")
         if stored_config is not None and stored_config.source == "replay":
             raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
         generation = _Generation(
@@ -161,9 +161,11 @@ def run_command(
             agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
         )
         config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
+        devices = _devices(gpus, config.device)
         try:
             _execute(run, db, plain, as_json, lambda store, listener: agent.execute(
-                store, run, config, plan, the_agent, evaluate=evaluate, listener=listener), show_turns=config.turns > 1)
+                store, run, config, plan, the_agent, evaluate=evaluate, listener=listener, devices=devices),
+                show_turns=config.turns > 1)
         finally:
             the_agent.provider.close()
 
@@ -228,16 +230,20 @@ class _Generation:
     api_key_env: str | None
 
 
-def _devices(gpus: str | None) -> list[str]:
-    """``--gpus``: every local GPU, or the ones named by index."""
+def _devices(gpus: str | None, device: str) -> list[str]:
+    """``--gpus``: every local GPU, or the ones named by index, for a run on ``device``."""
     if gpus is None:
         return []
     if gpus.strip() == "all":
-        return judge.local_devices()
-    indexes = split_names([gpus])
-    if not all(i.isdigit() for i in indexes):
-        raise UsageError(f"--gpus {gpus!r}: 'all' or GPU indexes separated by commas (0,1)")
-    return [resolve_device(f"cuda:{i}") for i in indexes]
+        devices = judge.local_devices()
+    else:
+        indexes = split_names([gpus])
+        if not all(i.isdigit() for i in indexes):
+            raise UsageError(f"--gpus {gpus!r}: 'all' or GPU indexes separated by commas (0,1)")
+        devices = [resolve_device(f"cuda:{i}") for i in indexes]
+    if not device.startswith("cuda"):
+        raise UsageError(f"--gpus judges on GPUs; this run's device is {device}")
+    return devices
 
 
 def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
@@ -249,9 +255,7 @@ def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
     if kind == "local":
         if address is not None:
             raise UsageError("--address joins a Ray cluster: give it with --executor ray")
-        devices = _devices(gpus)
-        if devices and not device.startswith("cuda"):
-            raise UsageError(f"--gpus judges on GPUs; this run's device is {device}")
+        devices = _devices(gpus, device)
         return judge.LocalExecutor(devices or [device], build_jobs) if devices or build_jobs else None
     if gpus is not None:
         raise UsageError("--gpus picks this machine's GPUs for the local executor; with --executor ray, Ray gives "
