@@ -1,19 +1,24 @@
 """Devices and the environment every worker starts with.
 
 Which device an evaluation runs on (``cuda`` resolved to an index, a device
-this machine lacks refused), and where compiled extensions and Triton's cache
-live, shared by every worker and keyed by content.
+this machine lacks refused), an evaluation's turn on a GPU, and where compiled
+extensions and Triton's cache live, shared by every worker and keyed by content.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import torch
 
@@ -48,6 +53,25 @@ def resolve_device(device: str | None) -> str:
             raise ValueError(f"device {device!r}: no such GPU ({torch.cuda.device_count()} visible)")
         return f"cuda:{int(index)}"
     raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N")
+
+
+@contextmanager
+def gpu_turn(device: str) -> Iterator[float]:
+    """This process's turn on a GPU, against every kbench process of the same cache on
+    the machine (two runs, an agent's ``./evaluate`` beside its run): one evaluation at
+    a time per GPU, as within one executor, so that no timing shares its GPU. Yields
+    the seconds waited. A lock file per device and ``CUDA_VISIBLE_DEVICES`` (the same
+    GPU seen under another numbering is not recognised); nothing on the CPU."""
+    if not device.startswith("cuda"):
+        yield 0.0
+        return
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{device}-{os.environ.get('CUDA_VISIBLE_DEVICES', 'all')}")
+    path = cache_dir() / "locks" / f"{name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, or the process ends
+        yield time.monotonic() - started
 
 
 def candidate_build_dir(solution_sha256: str) -> Path:

@@ -27,7 +27,7 @@ from kbench.judge import tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
-from kbench.judge.devices import resolve_device
+from kbench.judge.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
@@ -148,20 +148,23 @@ class _Evaluation:
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
-        self.deadline = started + self.timeout
-        self.reference_side.deadline = started + max(self.timeout, REFERENCE_TIMEOUT)
         findings = check_source(self.solution.source, reference_source=self.problem.source)
         self.style_findings = [f for f in findings if f.rule in AFTER_TRIALS]  # once the trials pass
         try:
             self._consider([f for f in findings if f.rule not in AFTER_TRIALS])
         except _Verdict as verdict:  # rejected before anything runs
             return self._verdict(verdict.status, verdict.reason, None, time.monotonic() - started)
-        with evaluation_workers(self.spares, self.device, self.solution.sha256, self.sandbox,
-                                self.memory_limit) as (reference, candidate, self.tmp):
-            solution_path = self.tmp / "solution.py"  # the candidate's scratch is the evaluation's private folder
-            solution_path.write_text(self.solution.source)
-            self.copy_path = str(solution_path)
-            status, reason = self._judge(reference, candidate, solution_path, measure_time)
+        with gpu_turn(self.device) as waited:  # the wait is not counted against the time limit
+            if waited > 0.01:
+                self.phase_seconds["waiting"] = waited
+            self.deadline = started + waited + self.timeout
+            self.reference_side.deadline = started + waited + max(self.timeout, REFERENCE_TIMEOUT)
+            with evaluation_workers(self.spares, self.device, self.solution.sha256, self.sandbox,
+                                    self.memory_limit) as (reference, candidate, self.tmp):
+                solution_path = self.tmp / "solution.py"  # the candidate's scratch is the evaluation's private folder
+                solution_path.write_text(self.solution.source)
+                self.copy_path = str(solution_path)
+                status, reason = self._judge(reference, candidate, solution_path, measure_time)
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
