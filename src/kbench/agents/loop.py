@@ -15,9 +15,10 @@ between turns. After its last turn a sample's outcome is its best judged turn
 
 Generation and evaluation overlap: requests run on a pool of threads (at most
 ``concurrency`` at once), solutions are judged on a thread per device (one
-candidate at a time on each, so timings are not disturbed: kbench.agents.judging),
-and the calling thread hands out the work and is the only writer of the store. Each reply is committed as it arrives and
-each verdict as it is known, so a resumed run asks the model only for turns it
+candidate at a time on each, so timings are not disturbed:
+kbench.agents.judging), and the calling thread hands out the work and is the
+only writer of the store. Each reply is committed as it arrives and each
+verdict as it is known, so a resumed run asks the model only for turns it
 does not hold, and judges stored replies without asking again. A request that
 failed (``generation_error``) or an evaluation that failed outside the
 candidate (``infra_error``, ``problem_error``) ends its sample for this
