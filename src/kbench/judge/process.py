@@ -35,6 +35,7 @@ KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
 POLL_SECONDS = 0.1
+STOPPED_OR_GONE = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 # Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
 # guard must watch the very module object that holds the worker's functions.
 WORKER_ENTRY = (
@@ -241,30 +242,41 @@ class Worker:
             return WorkerLost("died", f"the process was killed by signal {name} while {what}")
         return WorkerLost("died", f"the process exited with code {code} while {what}")
 
-    def pause(self) -> None:
+    def pause(self, settle_seconds: float = 1.0) -> None:
         """Stop every process and thread of the worker: while a baseline is timed,
         nothing a candidate left behind can compete with it. Its group, and every
         descendant besides (one that left the group with ``setsid`` is still a
-        descendant: in a sandbox's PID namespace, nothing can be orphaned out)."""
-        self._signal_all(signal.SIGSTOP)
+        descendant: in a sandbox's PID namespace, nothing can be orphaned out).
+        Returns once they are stopped: a signal takes effect when its target is next
+        scheduled, which on a busy machine is not at once."""
+        deadline = time.monotonic() + settle_seconds
+        for process in self._signal_all(signal.SIGSTOP):
+            try:
+                while process.status() not in STOPPED_OR_GONE and time.monotonic() < deadline:
+                    time.sleep(0.001)
+            except psutil.Error:
+                pass
 
     def resume(self) -> None:
         self._signal_all(signal.SIGCONT)
 
-    def _signal_all(self, signum: int) -> None:
+    def _signal_all(self, signum: int) -> list[psutil.Process]:
+        """Signal the worker's group and every descendant; the processes signalled."""
         try:  # found first: a killed parent's children are reparented out of reach
-            descendants = psutil.Process(self.process.pid).children(recursive=True)
+            root = psutil.Process(self.process.pid)
+            processes = [root, *root.children(recursive=True)]
         except psutil.Error:
-            descendants = []
+            processes = []
         try:
             os.killpg(self.process.pid, signum)
         except (ProcessLookupError, PermissionError):
             pass
-        for process in descendants:
+        for process in processes[1:]:
             try:
                 process.send_signal(signum)
             except psutil.Error:
                 pass
+        return processes
 
     def strays(self) -> list[int]:
         """The processes of the worker's tree other than the worker and its sandbox's own:
