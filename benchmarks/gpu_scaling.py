@@ -13,8 +13,9 @@ baseline phases: ``measuring``), the rest being workers starting and loading.
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 --limit 20 --out smoke.json   # a quick look
 
 Each evaluation's workers start during the one before (kbench.judge.spares,
-the default on GPUs; ``--no-ahead`` for one at a time). Every verdict is kept in the JSON with its device and
-phases; the file is rewritten after each GPU count.
+the default on GPUs; ``--no-ahead`` for one at a time). Every verdict is kept
+in the JSON with its device and phases; the file is rewritten after each GPU
+count.
 """
 
 from __future__ import annotations

@@ -51,8 +51,9 @@ def judge_all(problems: list[str], repeats: int, device: str, mode: str, directo
     """Each problem's row: ``fresh``, one evaluation at a time, each starting its own
     workers; ``batch``, through ``kbench.evaluate_many`` with workers started ahead
     (kbench.judge.spares); ``ab``, each problem judged both ways in turn (order
-    alternating), spares made just before and closed just after each ``ahead`` one,
-    so that what differs between the two is only the spares."""
+    alternating), spares started just before and closed just after each ``ahead`` one,
+    so that what differs between the two is only the spares (their start, unlike in a
+    batch, is in the evaluation's load phase)."""
     jobs = [problem_id for _ in range(repeats) for problem_id in problems]
     if mode == "batch":
         pairs = [(problem_id, null_candidate(problem_id, directory)) for problem_id in jobs]
@@ -67,8 +68,7 @@ def judge_all(problems: list[str], repeats: int, device: str, mode: str, directo
             spares = Spares(resolve_device(device), find_sandbox()) if arm == "ahead" else None
             try:
                 if spares is not None:
-                    spares.prepare()  # a ready pair, as in a batch
-                    spares.wait_ready()
+                    spares.prepare()  # started now; the evaluation's load waits for it
                 yield row(problem_id, kbench.evaluate(problem_id, candidate, device, policy="lenient",
                                                       spares=spares), arm)
             finally:

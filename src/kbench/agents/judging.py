@@ -4,9 +4,9 @@ A model's run (kbench.agents.loop) asks for solutions on the request threads
 (kbench.agents.pool) and judges them here, on every device it was given
 (``kbench run --model ... --gpus``): a device's thread judges the solution the
 loop hands it, with the run's settings on that device, and puts the record on
-the loop's queue, so that the store stays the loop's own. On a GPU each
-thread's next evaluation's workers start during the one before
-(kbench.judge.spares).
+the loop's queue, so that the store stays the loop's own. With ``ahead`` (the
+``LocalExecutor``'s choice: on GPUs) each thread's next evaluation's workers
+start during the one before (kbench.judge.spares).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ class JudgeThreads:
     Anything raised in a thread, an interruption included, is raised there, in the
     loop's thread."""
 
-    def __init__(self, devices: list[str], results: queue.Queue, judge: Callable[[Judging, str], EvaluationRecord]):
-        self.devices, self.results, self.judge = list(devices), results, judge
+    def __init__(self, devices: list[str], ahead: bool, results: queue.Queue,
+                 judge: Callable[[Judging, str], EvaluationRecord]):
+        self.devices, self.ahead, self.results, self.judge = list(devices), ahead, results, judge
         self.idle = list(range(len(devices)))
         self._jobs: list[queue.Queue[Judging | None]] = [queue.Queue() for _ in devices]
         for slot, device in enumerate(devices):
@@ -61,7 +62,7 @@ class JudgeThreads:
 
     def _work(self, slot: int) -> None:
         device = self.devices[slot]
-        with spares.ahead() if device.startswith("cuda") else contextlib.nullcontext():
+        with spares.ahead() if self.ahead else contextlib.nullcontext():
             while (job := self._jobs[slot].get()) is not None:
                 try:
                     result: EvaluationRecord | BaseException = self.judge(job, device)

@@ -225,9 +225,9 @@ class _Sample:
 
 class _Loop:
     def __init__(self, store: Store, name: str, config: RunConfig, session: int, agent: Agent,
-                 evaluate: Evaluate, listener: Listener | None, devices: list[str]):
+                 evaluate: Evaluate, listener: Listener | None, executor: judge.LocalExecutor):
         self.store, self.name, self.config, self.session = store, name, config, session
-        self.agent, self.evaluate, self.listener, self.devices = agent, evaluate, listener, devices
+        self.agent, self.evaluate, self.listener, self.executor = agent, evaluate, listener, executor
         self.column = config.baselines[0] if config.baselines else None
         self.to_judge: deque[Judging] = deque()
         self.made: list[EvaluationRecord] = []
@@ -237,7 +237,7 @@ class _Loop:
 
     def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
         self.pool = RequestPool(self.agent.provider, self.agent.concurrency, self.events)
-        self.judges = JudgeThreads(self.devices, self.events, self._judged_on)
+        self.judges = JudgeThreads(self.executor.devices, self.executor.ahead, self.events, self._judged_on)
         try:
             for sample in samples:
                 self._next_step(sample)
@@ -487,4 +487,4 @@ def execute(
     ]
     if listener:
         listener.started(len(finished) + len(samples), list(finished.values()))
-    return _Loop(store, name, config, session, agent, evaluate, listener, executor.devices).run(samples)
+    return _Loop(store, name, config, session, agent, evaluate, listener, executor).run(samples)

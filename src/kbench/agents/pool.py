@@ -24,8 +24,9 @@ class Job:
 
 class RequestPool:
     """Threads that ask the provider; answers come back as ``(job, reply or exception)``
-    on one queue (``answers``, which the caller may share), to be passed to ``received``. Daemon threads, so an interrupted run does not wait for requests in flight
-    (whose replies, not yet stored, are asked again on resumption). A provider that
+    on one queue (``answers``, which the caller may share), to be passed to
+    ``received``. Daemon threads, so an interrupted run does not wait for requests in
+    flight (whose replies, not yet stored, are asked again on resumption). A provider that
     raises (ProviderError: it cannot go on; anything else: a defect) stops the run
     from the calling thread, with everything stored so far kept."""
 
