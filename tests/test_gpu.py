@@ -159,3 +159,28 @@ def test_a_device_buffer_crosses_out_of_the_sandbox_and_nothing_beyond_it_can_be
     finally:
         ours.send(b"x")
         process.wait(timeout=60)
+
+
+def test_a_models_run_judges_on_the_gpu_through_its_judging_threads(tmp_path, monkeypatch):
+    """A model's run (here the replay provider) judges on a thread per GPU
+    given, with workers started ahead and the GPU's turn taken per evaluation."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from kbench.cli import app
+    from kbench.runs.store import Store
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KBENCH_DB", raising=False)
+    (tmp_path / "solutions").mkdir()
+    shutil.copy(EXAMPLES / "relu.py", tmp_path / "solutions" / "relu.py")
+    done = CliRunner().invoke(app, ["run", "--run", "r", "--model", f"replay/{tmp_path / 'solutions'}",
+                                    "-p", "level1/relu", "--device", "cuda", "--gpus", "0", "--size", "small",
+                                    "--baseline", "eager", "--plain"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    with Store(tmp_path / "kbench.db") as store:
+        (evaluation,) = store.evaluations("r")
+        (session,) = store.sessions("r")
+    assert evaluation.status == "correct", evaluation.reason
+    assert session.manifest.executor["devices"] == ["cuda:0"]
