@@ -321,3 +321,14 @@ def test_a_compiled_extensions_function_counts_as_a_launched_kernel(monkeypatch)
     with OpRecorder() as recorder, LaunchWatch() as watch:
         torch.relu(x)
     assert [f.rule for f in watch.findings(recorder)] == ["no-kernel"]
+
+
+def test_the_host_clock_may_exceed_the_events_by_latency_but_not_by_hidden_work():
+    from kbench.judge.guard.reported import timer_findings
+
+    def findings(events_ms, host_ms):
+        return [f.rule for f in timer_findings({"clock": "cuda-events", "median_ms": events_ms, "host_median_ms": host_ms})]
+
+    assert findings(0.039, 0.1001) == []  # an honest tiny kernel: launch and sync latency (seen on the H200)
+    assert findings(0.5, 1.5) == ["timer-mismatch"]  # a millisecond of work the events did not time
+    assert findings(0.04, 0.4) == ["timer-mismatch"]

@@ -15,8 +15,12 @@ from kbench.judge.guard.runtime import compute_ops
 
 # The host clock may exceed the events by launch and synchronisation latency,
 # never by whole kernels: more than this means work the events did not see.
+# On the H200 that latency was 0.019-0.135 ms per call (median 0.039, 599
+# measured timings in docs/measurements); at 0.05 ms an honest 0.04 ms kernel
+# was rejected once (2026-12-01). The judge's own clock (trusted-clock) keeps
+# a wider 0.3 ms.
 TIMER_RATIO = 1.25
-TIMER_SLACK_MS = 0.05
+TIMER_SLACK_MS = 0.15
 
 
 def reference_op_findings(reference_ops: list[str], candidate_ops: list[str]) -> list[Finding]:
