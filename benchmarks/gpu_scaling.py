@@ -6,8 +6,9 @@ its speedup is 1, and it needs no build), and the batch is judged by
 evaluation per GPU at a time. Reported per GPU count: the batch's wall time,
 its speed-up over the first count given, and each GPU's busy share, the time
 its evaluations took over the batch's wall time (``busy``), and the part of it
-spent running or checking calls and timing (trials, other size, timing and
-baseline phases: ``measuring``), the rest being workers starting and loading.
+spent running or checking calls and timing (other size, trials, the guard's
+recorded call, timing and baseline phases: ``measuring``), the rest being
+workers starting and loading, and the judge's own work between calls.
 
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 0,1 --levels 1 2 --out scaling.json
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 --limit 20 --out smoke.json   # a quick look
@@ -25,12 +26,13 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import kbench
-from kbench.judge import LocalExecutor
+from kbench.judge import LocalExecutor, spares
 from kbench.suite import suite_problems
 
-MEASURING_PHASES = ("other_size", "trials", "timing", "baseline")
+MEASURING_PHASES = ("other_size", "trials", "record", "timing", "baseline")
 
 
 def null_pairs(levels: list[int], limit: int | None, directory: Path) -> list[tuple[str, Path]]:
@@ -42,26 +44,30 @@ def null_pairs(levels: list[int], limit: int | None, directory: Path) -> list[tu
     return pairs[:limit]
 
 
-def run_batch(pairs: list[tuple[str, Path]], devices: list[str], ahead: bool | None) -> dict:
+def run_batch(pairs: list[tuple[str, Path]], devices: list[str], ahead: bool | None,
+              progress: Callable[[dict], None]) -> dict:
+    """Judge the batch; ``progress`` gets the figures so far after every verdict
+    (a run cut short by a time limit still leaves them)."""
     started = time.monotonic()
-    rows = []
+    rows: list[dict] = []
     executor = LocalExecutor(devices, ahead=ahead)
+    result = {"devices": devices, "ahead": executor.ahead, "pairs_ahead": spares.PAIRS_AHEAD, "rows": rows}
     for index, verdict in kbench.evaluate_many(pairs, executor=executor, policy="lenient", baselines=("eager",)):
         rows.append({"problem": pairs[index][0], "device": verdict.device, "status": verdict.status,
                      "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
                      "speedup": verdict.speedup.get("eager")})
         print(f"  [{len(rows)}/{len(pairs)}] {verdict.device} {pairs[index][0]}: {verdict.status} "
               f"in {verdict.wall_seconds:.1f} s", flush=True)
-    wall = time.monotonic() - started
-    per_gpu = {}
-    for device in devices:
-        mine = [r for r in rows if r["device"] == device]
-        per_gpu[device] = {
-            "evaluations": len(mine),
-            "busy": sum(r["wall_seconds"] for r in mine) / wall,
-            "measuring": sum(r["phase_seconds"].get(p, 0.0) for r in mine for p in MEASURING_PHASES) / wall,
-        }
-    return {"devices": devices, "ahead": executor.ahead, "wall_seconds": wall, "per_gpu": per_gpu, "rows": rows}
+        wall = time.monotonic() - started
+        result.update(wall_seconds=wall, complete=len(rows) == len(pairs), per_gpu={
+            device: shares([r for r in rows if r["device"] == device], wall) for device in devices})
+        progress(result)
+    return result
+
+
+def shares(rows: list[dict], wall: float) -> dict:
+    return {"evaluations": len(rows), "busy": sum(r["wall_seconds"] for r in rows) / wall,
+            "measuring": sum(r["phase_seconds"].get(p, 0.0) for r in rows for p in MEASURING_PHASES) / wall}
 
 
 def main() -> None:
@@ -71,16 +77,22 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="Only the first N problems.")
     parser.add_argument("--ahead", action=argparse.BooleanOptionalAction, default=None,
                         help="Workers started ahead (kbench.judge.spares; default: on GPUs).")
+    parser.add_argument("--pairs-ahead", type=int, default=spares.PAIRS_AHEAD,
+                        help="Worker pairs kept starting ahead per GPU.")
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
-    results = []
+    spares.PAIRS_AHEAD = args.pairs_ahead
+    results: list[dict] = []
+
+    def save(run: dict) -> None:
+        args.out.write_text(json.dumps({"levels": args.levels, "runs": [*results, run]}, indent=1))
+
     with tempfile.TemporaryDirectory() as tmp:
         pairs = null_pairs(args.levels, args.limit, Path(tmp))
         for gpus in args.gpus:
             devices = ["cpu"] if gpus == "cpu" else [f"cuda:{i}" for i in gpus.split(",")]
             print(f"{len(pairs)} evaluations on {', '.join(devices)}", flush=True)
-            results.append(run_batch(pairs, devices, args.ahead))
-            args.out.write_text(json.dumps({"levels": args.levels, "runs": results}, indent=1))
+            results.append(run_batch(pairs, devices, args.ahead, save))
     first = results[0]["wall_seconds"]
     print("\n| GPUs | wall | speed-up | busy per GPU | measuring per GPU |\n| --- | --- | --- | --- | --- |")
     for run in results:

@@ -65,7 +65,7 @@ def judge_all(problems: list[str], repeats: int, device: str, mode: str, directo
         candidate = null_candidate(problem_id, directory)
         arms = ["fresh"] if mode == "fresh" else (["fresh", "ahead"] if number % 2 == 0 else ["ahead", "fresh"])
         for arm in arms:
-            spares = Spares(resolve_device(device), find_sandbox()) if arm == "ahead" else None
+            spares = Spares(resolve_device(device), find_sandbox(), depth=1) if arm == "ahead" else None
             try:
                 if spares is not None:
                     spares.prepare()  # started now; the evaluation's load waits for it

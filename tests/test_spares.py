@@ -17,7 +17,7 @@ from kbench.judge.timing import TimingSettings
 
 def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, monkeypatch):
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path))
-    spares = Spares("cpu", find_sandbox())
+    spares = Spares("cpu", find_sandbox(), depth=1)
     try:
         verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1,
                                   measure_time=False, spares=spares)
@@ -62,7 +62,7 @@ def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch)
     original = evaluation_module._Evaluation._candidate_round
 
     def candidate_round(self, *args):
-        states.append({psutil.Process(w.process.pid).status() for w in self.spares._ready[:2]})
+        states.append({psutil.Process(w.process.pid).status() for w in self.spares.workers()})
         return original(self, *args)
 
     monkeypatch.setattr(evaluation_module._Evaluation, "_candidate_round", candidate_round)
@@ -74,6 +74,7 @@ def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch)
                                   spares=spares)
         assert verdict.status == "correct", verdict.reason
         assert states == [{psutil.STATUS_STOPPED}] * 2
-        assert psutil.STATUS_STOPPED not in {psutil.Process(w.process.pid).status() for w in spares._ready[:2]}
+        assert len(spares.workers()) == 4  # two pairs ahead
+        assert psutil.STATUS_STOPPED not in {psutil.Process(w.process.pid).status() for w in spares.workers()}
     finally:
         spares.close()

@@ -195,7 +195,8 @@ class _Evaluation:
                         raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
             findings, self.style_findings = self.style_findings, []
             self._consider(findings)
-            self._record_ops(reference, candidate)
+            with self._phase("record"):
+                self._record_ops(reference, candidate)
             if measure_time:
                 self._measure(reference, candidate)
             candidate.assert_quiet()
