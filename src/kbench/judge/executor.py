@@ -65,8 +65,8 @@ class LocalExecutor:
     """Runs jobs on ``devices`` (each resolved and checked), one at a time per device,
     with ``build_jobs`` threads building ahead (none: each evaluation builds its own).
     With ``ahead`` (by default on GPUs), each device's next evaluation's workers start
-    during the one before (kbench.judge.spares): on the H200 a warm level-1 evaluation
-    takes 4.0 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
+    during the ones before (kbench.judge.spares): on the H200 a warm level-1 evaluation
+    takes 3.4 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
     CPU, where their start competes with the evaluation's own work for the same cores."""
 
     def __init__(self, devices: Sequence[str] | None = None, build_jobs: int = 0, ahead: bool | None = None):

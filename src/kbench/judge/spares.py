@@ -14,16 +14,16 @@ same path, so a build made in one sandbox is up to date in the next), and
 afterwards a build it made becomes that cache if there was none. A solution
 can only ever fill its own cache, as before.
 
-The spares start when the previous ones are taken, at an evaluation's
-start: their start (CPU work, and a CUDA context) overlaps the evaluation's
-own start and trials, is stopped (SIGSTOP, ``pause``) while it times the
-candidate and the baselines, and goes on while it ends and the next one
-starts; an evaluation whose spares are not ready yet waits for them in its
-``load`` phase. A ``LocalExecutor`` on GPUs
+Two pairs are kept starting (``PAIRS_AHEAD``); a new one starts when one is
+taken, at an evaluation's start: its start (CPU work, and a CUDA context)
+overlaps the untimed parts of the next two evaluations (start, trials, end),
+and is stopped (SIGSTOP, ``pause``) while they time the candidate and the
+baselines; an evaluation whose spares are not ready yet waits for them in
+its ``load`` phase. A ``LocalExecutor`` on GPUs
 (or one made with ``ahead=True``) keeps spares per device thread (``ahead``),
 and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
-would be made again). On the H200 a warm level-1 evaluation then takes 4.0 s
+would be made again). On the H200 a warm level-1 evaluation then takes 3.4 s
 at the median instead of 5.6 s, and null candidates judged with and without
 spares, in turn, spread alike (docs/judge.md).
 """
