@@ -38,7 +38,7 @@ import torch
 
 from kbench import judge
 from kbench.agents import prompts, reply
-from kbench.agents.judging import JudgeThreads, Judging
+from kbench.agents.judging import Judging
 from kbench.agents.pool import Job, RequestPool
 from kbench.agents.prices import Price
 from kbench.agents.prompts import Feedback, PromptError, Template
@@ -233,15 +233,15 @@ class _Loop:
         self.made: list[EvaluationRecord] = []
         self.events: queue.Queue = queue.Queue()  # replies and verdicts, as they come
         self.pool: RequestPool | None = None
-        self.judges: JudgeThreads | None = None
+        self.judges: judge.DeviceThreads | None = None
 
     def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
         self.pool = RequestPool(self.agent.provider, self.agent.concurrency, self.events)
-        self.judges = JudgeThreads(self.executor.devices, self.executor.ahead, self.events, self._judged_on)
+        self.judges = self.executor.threads(self._judged_on, self.events)
         try:
             for sample in samples:
                 self._next_step(sample)
-            while self.to_judge or self.pool.pending or self.judges.busy:
+            while self.to_judge or self.pool.pending or self.judges.in_flight:
                 # Every idle device judges; the next requests go out while they are busy.
                 while self.to_judge and self.judges.idle:
                     job = self.to_judge.popleft()
@@ -249,7 +249,7 @@ class _Loop:
                     self.judges.submit(job)
                 event = self._next_event()
                 if isinstance(event[0], Judging):
-                    self._judged(event[0], self.judges.received(*event))
+                    self._judged(event[0], self.judges.received(event[1]))
                 else:
                     self._answered(*self.pool.received(*event))
         finally:

@@ -17,7 +17,15 @@ agents or the CLI.
 from kbench.judge.builds import build
 from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
-from kbench.judge.executor import EXECUTORS, Executor, LocalExecutor, evaluate_many, local_devices, make_executor
+from kbench.judge.executor import (
+    EXECUTORS,
+    DeviceThreads,
+    Executor,
+    LocalExecutor,
+    evaluate_many,
+    local_devices,
+    make_executor,
+)
 from kbench.judge.ray_executor import RayExecutor
 from kbench.judge.reference import measure_baselines, time_reference
 
@@ -26,6 +34,7 @@ __all__ = [
     "DEFAULT_TRIALS",
     "EXECUTORS",
     "Executor",
+    "DeviceThreads",
     "LocalExecutor",
     "RayExecutor",
     "build",

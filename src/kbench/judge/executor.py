@@ -79,45 +79,82 @@ class LocalExecutor:
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "devices": list(self.devices), "build_jobs": self.build_jobs, "ahead": self.ahead}
 
+    def threads(self, run: Callable[[Item, str], Result], results: queue.Queue) -> DeviceThreads:
+        """A thread per device running ``run(job, device)`` for the jobs submitted, one
+        at a time on each (with spares where ``ahead``); for callers that hand out
+        work as it comes (a model's run) rather than a list."""
+        return DeviceThreads(self.devices, self.ahead, run, results)
+
     def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
             prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
         """``(index in items, run(item, device))`` for every item, as each finishes. An
         exception in a job is raised here, in the caller's thread; jobs not started yet are
         dropped, and the ones running finish in their threads."""
-        todo: queue.Queue[tuple[int, Item]] = queue.Queue()
-        for index, item in enumerate(items):
-            todo.put((index, item))
-        finished: queue.Queue[tuple[int, Result | BaseException]] = queue.Queue()
-        stop = threading.Event()
-
-        def work(device: str) -> None:
-            with spares.ahead() if self.ahead else contextlib.nullcontext():
-                while not stop.is_set():
-                    try:
-                        index, item = todo.get_nowait()
-                    except queue.Empty:
-                        return
-                    try:
-                        finished.put((index, run(item, device)))
-                    except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-                        finished.put((index, exc))
-
+        finished: queue.Queue[tuple[tuple[int, Item], Result | BaseException]] = queue.Queue()
+        threads = self.threads(lambda job, device: run(job[1], device), finished)
         builds = ThreadPoolExecutor(self.build_jobs, "kbench-build") if prebuild and self.build_jobs else None
         try:
             if builds is not None:
                 for item in items:
                     builds.submit(prebuild, item, self.devices[0])
-            for device in self.devices:
-                threading.Thread(target=work, args=(device,), daemon=True, name=f"kbench-{device}").start()
+            for job in enumerate(items):
+                threads.submit(job)
             for _ in range(len(items)):
-                index, result = _next(finished)
-                if isinstance(result, BaseException):
-                    raise result
-                yield index, result
+                (index, _), result = _next(finished)
+                yield index, threads.received(result)
         finally:
-            stop.set()
+            threads.close()
             if builds is not None:
                 builds.shutdown(wait=False, cancel_futures=True)
+
+
+class DeviceThreads:
+    """A daemon thread per device (a device named twice, the CPU say, gets two), each
+    running one job at a time, inside ``spares.ahead`` where ``ahead``: ``submit``
+    queues a job for the first free thread, and ``(job, result or exception)`` comes
+    back on ``results`` as each finishes, for the caller to pass to ``received``, which
+    raises the exception (an interruption included) in the caller's thread."""
+
+    _STOP = object()
+
+    def __init__(self, devices: Sequence[str], ahead: bool, run: Callable[[Any, str], Any], results: queue.Queue):
+        self.devices, self.ahead, self.run, self.results = list(devices), ahead, run, results
+        self.in_flight = 0
+        self._todo: queue.Queue = queue.Queue()
+        for index, device in enumerate(self.devices):
+            threading.Thread(target=self._work, args=(device,), daemon=True, name=f"kbench-{index}-{device}").start()
+
+    @property
+    def idle(self) -> int:
+        """Threads with nothing to do (jobs submitted beyond them wait their turn)."""
+        return max(0, len(self.devices) - self.in_flight)
+
+    def submit(self, job: Any) -> None:
+        self.in_flight += 1
+        self._todo.put(job)
+
+    def received(self, result: Any) -> Any:
+        self.in_flight -= 1
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _work(self, device: str) -> None:
+        with spares.ahead() if self.ahead else contextlib.nullcontext():
+            while (job := self._todo.get()) is not self._STOP:
+                try:
+                    result = self.run(job, device)
+                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread (received)
+                    result = exc
+                self.results.put((job, result))
+
+    def close(self) -> None:
+        """Jobs not started are dropped; the running ones finish in their threads."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._todo.get_nowait()
+        for _ in self.devices:
+            self._todo.put(self._STOP)
 
 
 def _next(finished: queue.Queue) -> Any:
