@@ -247,7 +247,7 @@ class _Loop:
                     job = self.to_judge.popleft()
                     tell_evaluating(self.listener, job.sample.problem.id, job.sample.index, job.turn)
                     self.judges.submit(job)
-                event = self._next_event()
+                event = judge.next_result(self.events)
                 if isinstance(event[0], Judging):
                     self._judged(event[0], self.judges.received(event[1]))
                 else:
@@ -256,13 +256,6 @@ class _Loop:
             self.judges.close()
             self.pool.close()
         return self.made
-
-    def _next_event(self) -> tuple:
-        while True:
-            try:
-                return self.events.get(timeout=0.2)  # short waits, so Ctrl-C is seen promptly
-            except queue.Empty:
-                continue
 
     def _judged_on(self, job: Judging, device: str) -> EvaluationRecord:
         """In a judging thread: the job's verdict on ``device``, as a record."""

@@ -25,6 +25,7 @@ from kbench.judge.executor import (
     evaluate_many,
     local_devices,
     make_executor,
+    next_result,
 )
 from kbench.judge.ray_executor import RayExecutor
 from kbench.judge.reference import measure_baselines, time_reference
@@ -33,8 +34,8 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TRIALS",
     "EXECUTORS",
-    "Executor",
     "DeviceThreads",
+    "Executor",
     "LocalExecutor",
     "RayExecutor",
     "build",
@@ -45,6 +46,7 @@ __all__ = [
     "local_devices",
     "make_executor",
     "measure_baselines",
+    "next_result",
     "resolve_device",
     "time_reference",
     "worker_env",

@@ -100,7 +100,7 @@ class LocalExecutor:
             for job in enumerate(items):
                 threads.submit(job)
             for _ in range(len(items)):
-                (index, _), result = _next(finished)
+                (index, _), result = next_result(finished)
                 yield index, threads.received(result)
         finally:
             threads.close()
@@ -157,7 +157,8 @@ class DeviceThreads:
             self._todo.put(self._STOP)
 
 
-def _next(finished: queue.Queue) -> Any:
+def next_result(finished: queue.Queue) -> Any:
+    """The next item on ``finished``, waiting in short steps so that Ctrl-C is seen promptly."""
     while True:
         try:
             return finished.get(timeout=POLL_SECONDS)

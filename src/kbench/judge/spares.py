@@ -47,31 +47,9 @@ from kbench.judge.sandbox import Sandbox, give_to_candidate
 
 
 @dataclass
-class Taken:
-    """One evaluation's pair of workers, from the spares, and the candidate's folders."""
-
-    reference: Worker
-    candidate: Worker
-    scratch: Path
-    build: Path
-    solution_sha256: str
-
-    def finish(self) -> None:
-        """Close both workers; keep the candidate's build as its cache if it had none."""
-        self.candidate.close()
-        self.reference.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        cache = candidate_build_dir(self.solution_sha256)
-        try:
-            if not cache.exists() and any(self.build.iterdir()):
-                os.rename(self.build, cache)  # atomic; another process that got there first wins
-        except OSError:
-            pass
-        shutil.rmtree(self.build, ignore_errors=True)
-
-
-@dataclass
 class _Pair:
+    """A reference worker and a sandboxed candidate worker, with the candidate's folders."""
+
     reference: Worker
     candidate: Worker
     scratch: Path
@@ -80,11 +58,29 @@ class _Pair:
     def workers(self) -> tuple[Worker, Worker]:
         return self.reference, self.candidate
 
-    def discard(self) -> None:
+    def discard(self, keep_build_as: Path | None = None) -> None:
+        """Close both workers and remove the folders; the build first becomes
+        ``keep_build_as`` where that does not exist yet and the build is not empty."""
         self.candidate.close()
         self.reference.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            if keep_build_as is not None and not keep_build_as.exists() and any(self.build.iterdir()):
+                os.rename(self.build, keep_build_as)  # atomic; another process that got there first wins
+        except OSError:
+            pass
         shutil.rmtree(self.build, ignore_errors=True)
+
+
+@dataclass
+class Taken(_Pair):
+    """One evaluation's pair, from the spares, given to the solution ``solution_sha256``."""
+
+    solution_sha256: str = ""
+
+    def finish(self) -> None:
+        """Close both workers; keep the candidate's build as its cache if it had none."""
+        self.discard(keep_build_as=candidate_build_dir(self.solution_sha256))
 
 
 # Pairs kept starting ahead per device. One pair had only the end of an
