@@ -147,7 +147,7 @@ def calls(judge_ms, clock_ms, n=20, digest_ms=2.0):
 
 
 def test_trusted_clock_accepts_the_same_spans_as_eager():
-    measured, findings = trusted_clock_findings(calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
+    measured, findings = trusted_clock_findings([calls(1.3, 1.0)], [calls(2.3, 2.0)], "cuda")
     assert findings == []
     assert measured == pytest.approx({"candidate_excess_ms": 0.3, "eager_excess_ms": 0.3,
                                       "candidate_digest_ms": 2.0, "eager_digest_ms": 2.0})
@@ -155,21 +155,40 @@ def test_trusted_clock_accepts_the_same_spans_as_eager():
 
 def test_trusted_clock_rejects_work_before_the_candidates_clock():
     # The candidate reports 0.1 ms a call, yet the judge saw 2 ms more pass than for eager.
-    _, findings = trusted_clock_findings(calls(2.4, 0.1), calls(2.3, 2.0), "cuda")
+    _, findings = trusted_clock_findings([calls(2.4, 0.1)] * 3, [calls(2.3, 2.0)] * 3, "cuda")
     assert [f.rule for f in findings] == ["trusted-clock"]
     assert "before or around its timed window" in findings[0].message
 
 
 def test_trusted_clock_rejects_work_after_the_call_claimed_to_return():
-    _, findings = trusted_clock_findings(calls(0.4, 0.1, digest_ms=4.0), calls(2.3, 2.0), "cuda")
+    _, findings = trusted_clock_findings([calls(0.4, 0.1, digest_ms=4.0)], [calls(2.3, 2.0)], "cuda")
     assert [f.rule for f in findings] == ["trusted-clock"]
     assert "after the call returned" in findings[0].message
 
 
 def test_trusted_clock_rejects_a_call_reported_longer_than_it_took():
-    _, findings = trusted_clock_findings(calls(1.0, 5.0, n=1) + calls(1.3, 1.0), calls(2.3, 2.0), "cuda")
+    _, findings = trusted_clock_findings([calls(1.0, 5.0, n=1) + calls(1.3, 1.0)], [calls(2.3, 2.0)], "cuda")
     assert [f.rule for f in findings] == ["trusted-clock"]
     assert "more time than the judge saw pass" in findings[0].message
+
+
+def test_trusted_clock_spares_a_burst_of_load_in_one_round():
+    """Spans are held against eager's of the same round, and suspect only when every
+    round passes its bound: load on the machine lands in some rounds, a cheat in all."""
+    burst = [calls(1.3, 1.0), calls(9.0, 1.0, digest_ms=9.0), calls(1.3, 1.0)]
+    _, findings = trusted_clock_findings(burst, [calls(2.3, 2.0)] * 3, "cuda")
+    assert findings == []
+
+
+def test_trusted_clock_holds_each_round_against_eager_of_that_round():
+    """A machine loaded through a whole round slows eager's spans in it too: the
+    candidate's, as slow in the same round, pass; in a quiet round they would not."""
+    loaded = calls(6.3, 1.0, digest_ms=6.0)
+    eager_loaded = calls(7.3, 2.0, digest_ms=6.0)
+    _, findings = trusted_clock_findings([loaded] * 3, [eager_loaded] * 3, "cuda")
+    assert findings == []
+    _, findings = trusted_clock_findings([loaded] * 3, [calls(2.3, 2.0)] * 3, "cuda")
+    assert {f.rule for f in findings} == {"trusted-clock"} and len(findings) == 2
 
 
 def test_fingerprint_ties_an_output_to_its_bytes():

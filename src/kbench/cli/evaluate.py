@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
+from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
@@ -17,6 +18,7 @@ from kbench.cli.progress import EvaluationProgress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
+from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.judge.timing import TimingSettings, check_settings
@@ -81,6 +83,9 @@ def eval_command(
             )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
         raise usage_error(str(exc)) from exc
+    except Unconfirmed as exc:  # not a usage error: the same command may reach a verdict on a quieter machine
+        make_console(stderr=True).print(f"[red]no verdict:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(code=3) from exc
     if as_json:
         typer.echo(verdict.to_json())
     else:

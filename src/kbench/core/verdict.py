@@ -72,6 +72,9 @@ class Verdict:
     sandbox: dict[str, Any] = field(default_factory=dict)
     # How checked outputs reached the reference: ["device"] (a GPU buffer, kbench.judge.vmm), ["file"], or both.
     handover: list[str] = field(default_factory=list)
+    # Rejections that noise could have made, each measured again before the verdict
+    # (kbench.judge.confirmation): the reasons seen first, whatever the second evaluation said.
+    suspicions: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

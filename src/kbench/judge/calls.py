@@ -210,8 +210,11 @@ class CallDriver:
         return self.rule.timing(clock_name(device), overhead, [c.judge_ms for c in self.timed()])
 
 
-def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str) -> tuple[dict[str, float], list[Finding]]:
-    """What the candidate's clock said, held against the judge's, and findings.
+def trusted_clock_findings(candidate: list[list[Call]], eager: list[list[Call]],
+                           device: str) -> tuple[dict[str, float], list[Finding]]:
+    """What the candidate's clock said, held against the judge's, and findings;
+    ``candidate`` and ``eager`` are the timed calls of each round, eager's on the
+    same inputs right after the candidate's.
 
     Per call the judge sees two spans: seed sent -> call reported returned,
     which holds the worker's clock reading plus drawing the inputs, the L2
@@ -222,34 +225,49 @@ def trusted_clock_findings(candidate: list[Call], eager: list[Call], device: str
     the input draw), a forged or edited time, or work finished after the call
     claimed to return (deferred computation) shows as a larger span. A call
     cannot take longer on the worker's clock than the judge saw pass.
+
+    The spans are compared round by round, each against eager's of the same
+    round (the same load on the machine, moments apart), and a span is
+    suspect only when it passes its bound in every round: a cheat does its
+    trick in every call, a burst of load on the machine lands in some rounds.
     """
     findings = []
-    impossible = [c for c in candidate if c.clock_ms > c.judge_ms * 1.01 + 0.01]
+    calls = [c for round_calls in candidate for c in round_calls]
+    impossible = [c for c in calls if c.clock_ms > c.judge_ms * 1.01 + 0.01]
     if impossible:
         c = impossible[0]
         findings.append(Finding("trusted-clock", f"{len(impossible)} call(s) reported more time than the judge "
                                 f"saw pass (call {c.index}: {c.clock_ms:.4g} ms reported in {c.judge_ms:.4g} ms)"))
-    if not (candidate and eager):
+    pairs = [(cand, base) for cand, base in zip(candidate, eager) if cand and base]
+    if not pairs:
         return {}, findings
-    spans = {
-        "excess_ms": lambda c: c.judge_ms - c.clock_ms,  # the call's span beyond its reported time
-        "digest_ms": lambda c: c.digest_ms,
-    }
     measured = {}
-    reported = statistics.median(c.clock_ms for c in candidate)
-    for name, span in spans.items():
-        cand = measured[f"candidate_{name}"] = statistics.median(map(span, candidate))
-        base = measured[f"eager_{name}"] = statistics.median(map(span, eager))
-        limit = trusted_clock_limit(base, reported, device)
-        if cand > limit:
+    for name, span in SPANS.items():
+        measured[f"candidate_{name}"] = statistics.median(map(span, calls))
+        measured[f"eager_{name}"] = statistics.median(span(c) for _, base in pairs for c in base)
+        rounds = []  # per round: (candidate's median span, eager's, the bound)
+        for cand, base in pairs:
+            base_ms = statistics.median(map(span, base))
+            limit = trusted_clock_limit(base_ms, statistics.median(c.clock_ms for c in cand), device)
+            rounds.append((statistics.median(map(span, cand)), base_ms, limit))
+        if all(cand_ms > limit for cand_ms, _, limit in rounds):
+            cand_ms, base_ms, limit = min(rounds, key=lambda r: r[0] - r[2])  # the round closest to its bound
             where = ("before or around its timed window, beyond what its clock reported" if name == "excess_ms"
                      else "after the call returned, until its fingerprints came")
             findings.append(Finding(
                 "trusted-clock",
-                f"the judge's clock saw {cand:.4g} ms per call {where}, against {base:.4g} ms for eager on the same "
-                f"inputs (at most {limit:.4g} ms allowed): work done outside the timed window",
+                f"in every one of {len(rounds)} round(s) the judge's clock saw more per call {where} than eager's "
+                f"on the same inputs allows; at the closest, {cand_ms:.4g} ms against {base_ms:.4g} ms for eager "
+                f"(at most {limit:.4g} ms allowed): work done outside the timed window",
             ))
     return measured, findings
+
+
+# The two spans of a call the judge holds against eager's (trusted_clock_findings).
+SPANS: dict[str, Callable[[Call], float]] = {
+    "excess_ms": lambda c: c.judge_ms - c.clock_ms,  # the call's span beyond its reported time
+    "digest_ms": lambda c: c.digest_ms,  # the call reported returned -> its fingerprints reported
+}
 
 
 def trusted_clock_limit(eager_excess_ms: float, candidate_ms: float, device: str) -> float:

@@ -27,6 +27,7 @@ from kbench.judge import tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
+from kbench.judge.confirmation import confirmed
 from kbench.judge.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
@@ -36,7 +37,7 @@ from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
-from kbench.judge.spares import Spares, current, evaluation_workers
+from kbench.judge.spares import Spares, current, evaluation_workers, paused
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -100,6 +101,8 @@ def evaluate(
     ``progress`` is told each step as it starts ("trial 2 of 5"), for a display:
     never inside a timed call, and nothing it does changes the verdict.
     ``spares``: workers started ahead (kbench.judge.spares; default: the executor thread's).
+    A rejection that noise could have made is a suspicion, evaluated again before it is a
+    verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way.
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -108,15 +111,18 @@ def evaluate(
     size = resolve_size(size, device)
     check_settings(timing, device)
     confinement = find_sandbox() if sandbox else None
-    evaluation = _Evaluation(
-        problem, solution, device, size, trials, timeout, timing, memory_limit_bytes, check_policy(policy), dtype
-    )
-    evaluation.reference_side.columns = check_columns(list(baselines), device)
-    evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
-    evaluation.sandbox = confinement
-    evaluation.tell = progress or evaluation.tell
-    evaluation.spares = spares or current(device, confinement)
-    return evaluation.run(measure_time)
+
+    def judged(spares: Spares | None) -> Verdict:
+        evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes,
+                                 check_policy(policy), dtype)
+        evaluation.reference_side.columns = check_columns(list(baselines), device)
+        evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
+        evaluation.sandbox = confinement
+        evaluation.tell = progress or evaluation.tell
+        evaluation.spares = spares
+        return evaluation.run(measure_time)
+
+    return confirmed(judged, spares or current(device, confinement), progress)
 
 
 class _Evaluation:
@@ -131,10 +137,8 @@ class _Evaluation:
         self.timing_settings: TimingSettings = timing
         self.memory_limit = memory_limit_bytes
         self.phase_seconds: dict[str, float] = {}
-        self.record: dict[str, Any] = {
-            "trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {}, "speedup_interval_within": {},
-            "tolerance": {}
-        }
+        self.record: dict[str, Any] = {"trials": [], "baselines": {}, "speedup": {}, "speedup_interval": {},
+                                       "speedup_interval_within": {}, "tolerance": {}}
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
         self.policy = policy
@@ -168,8 +172,7 @@ class _Evaluation:
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
-        # A kernel written for the test shape only is caught by one trial at the
-        # problem's other (small) size first, where there is one.
+        # first, one trial at the problem's other (small) size: a kernel for the test shape only fails it
         other_size = "small" if self.size == "default" and self.problem.small else None
         self.reference_size = other_size or self.size
         load = self.reference_side.load_message(other_size)
@@ -271,38 +274,34 @@ class _Evaluation:
         side = self.reference_side
         cached = side.cached_columns()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
-        if self.spares is not None:  # the next evaluation's workers do not start while anything is timed
-            self.spares.pause()
-        try:
-            cand_rounds: list[TimedSeries] = []
-            base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
-            base_series: dict[str, list[TimedSeries]] = {}
-            for index in range(rounds):
-                self.tell(f"timing the solution, round {index + 1} of {rounds}")
-                timed = self._candidate_round(reference, candidate, rounds - index, index)
-                cand_rounds.append(timed)
-                if index == rounds - 1:
-                    candidate.assert_quiet()
-                    candidate.close()
-                else:
-                    candidate.pause()
-                self._check_round(timed, index)
-                # A compiled column compiles (max-autotune: minutes) in its first round.
-                side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
-                self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
-                with self._phase("baseline"):
-                    self._wait_for_a_quiet_gpu(reference)
-                    side.replay_round(workers, timed, base_rounds, base_series, index)
-                candidate.resume()
-        finally:
-            for column, worker in workers.items():
-                if worker is not reference:
+        # the next evaluations' workers (and builds ahead) do not run while anything is timed
+        with paused(self.spares):
+            try:
+                cand_rounds: list[TimedSeries] = []
+                base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
+                base_series: dict[str, list[TimedSeries]] = {}
+                for index in range(rounds):
+                    self.tell(f"timing the solution, round {index + 1} of {rounds}")
+                    timed = self._candidate_round(reference, candidate, rounds - index, index)
+                    cand_rounds.append(timed)
+                    if index == rounds - 1:
+                        candidate.assert_quiet()
+                        candidate.close()
+                    else:
+                        candidate.pause()
+                    self._check_round(timed, index)
+                    # A compiled column compiles (max-autotune: minutes) in its first round.
+                    side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
+                    self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
+                    with self._phase("baseline"):
+                        self._wait_for_a_quiet_gpu(reference)
+                        side.replay_round(workers, timed, base_rounds, base_series, index)
+                    candidate.resume()
+            finally:
+                for worker in (w for w in workers.values() if w is not reference):
                     worker.close()
-            if self.spares is not None:
-                self.spares.resume()
-        eager_calls = [c for series in base_series["eager"] for c in series.calls if c.kind == "timed"]
-        cand_calls = [c for series in cand_rounds for c in series.calls if c.kind == "timed"]
-        excess, findings = trusted_clock_findings(cand_calls, eager_calls, self.device)
+        excess, findings = trusted_clock_findings([series.timed() for series in cand_rounds],
+                                                  [series.timed() for series in base_series["eager"]], self.device)
         self._consider(findings)
         self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
         self.record["timing"].update(excess)
@@ -388,7 +387,8 @@ class _Evaluation:
     def _blame(self, failure: ProblemError, reference: Worker, candidate: Worker) -> tuple[str, str]:
         """The reference failed. While the candidate's process was alive (starving
         it of device memory, say), the problem is to blame only if a fresh
-        reference, with the candidate's process gone, fails on its own too."""
+        reference, with the candidate's process gone, fails on its own too; the
+        candidate only if it fails beside it again (a suspicion: kbench.judge.confirmation)."""
         if getattr(failure, "worker", None) is not reference or candidate.process.poll() is not None:
             raise failure
         candidate.close()

@@ -181,6 +181,9 @@ class TimedSeries:
     timing: Timing
     calls: list[Call]
 
+    def timed(self) -> list[Call]:
+        return [c for c in self.calls if c.kind == "timed"]
+
 
 class ReferenceSide:
     """The reference's side of a measurement: its workers, its deadline, and the

@@ -172,6 +172,19 @@ def current(device: str, sandbox: Sandbox | None) -> Spares | None:
 
 
 @contextmanager
+def paused(spares: Spares | None) -> Iterator[None]:
+    """``spares`` stopped throughout (a suspicion measured again on a machine as quiet as the judge keeps it)."""
+    if spares is None:
+        yield
+        return
+    spares.pause()
+    try:
+        yield
+    finally:
+        spares.resume()
+
+
+@contextmanager
 def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str, sandbox: Sandbox | None,
                        memory_limit_bytes: int | None) -> Iterator[tuple[Worker, Worker, Path]]:
     """An evaluation's reference and candidate workers and the candidate's scratch

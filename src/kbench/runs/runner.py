@@ -29,6 +29,7 @@ from kbench import judge
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
 from kbench.judge.baselines import check_columns
+from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.timing import TimingSettings
 from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
@@ -383,6 +384,8 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)
+    except Unconfirmed as exc:  # the machine too noisy for a verdict: retried on resume
+        status, reason = "infra_error", f"no verdict: {exc}"
     except Exception:  # noqa: BLE001 - a fault of the harness must not end the run
         status, reason = "infra_error", traceback.format_exc(limit=20)
     else:

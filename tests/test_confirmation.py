@@ -1,0 +1,84 @@
+"""A rejection that noise could have made is a suspicion, measured again before it is a verdict."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EXAMPLES
+
+import kbench
+from kbench.core.verdict import Verdict
+from kbench.judge import evaluation
+from kbench.judge.confirmation import Unconfirmed, confirmed
+from kbench.judge.guard import Finding
+from kbench.judge.timing import TimingSettings
+
+
+def verdict(status: str, reason: str, wall: float = 1.0) -> Verdict:
+    return Verdict(problem="p", problem_path="p.py", problem_sha256="0", solution_path=None, solution_sha256="1",
+                   device="cpu", size="small", status=status, correct=status == "correct", reason=reason,
+                   wall_seconds=wall)
+
+
+class Judged:
+    """Stands for one evaluation after another: the verdicts given, and the spares each was given."""
+
+    def __init__(self, *verdicts: Verdict):
+        self.verdicts, self.spares = list(verdicts), []
+
+    def __call__(self, spares):
+        self.spares.append(spares)
+        return self.verdicts.pop(0)
+
+
+CLOCK = "trusted-clock: in every one of 3 round(s) the judge's clock saw more ..."
+
+
+def test_a_verdict_that_is_no_suspicion_is_given_at_once():
+    for first in (verdict("correct", "5 of 5 trials"), verdict("incorrect", "trial 0: values"),
+                  verdict("rejected", "input-mutated: ...")):
+        judged = Judged(first)
+        assert confirmed(judged, "spares") is first
+        assert judged.spares == ["spares"]
+
+
+def test_a_suspicion_not_seen_again_gives_the_second_verdict_and_keeps_the_first():
+    judged = Judged(verdict("rejected", CLOCK, wall=2.0), verdict("correct", "5 of 5 trials", wall=3.0))
+    final = confirmed(judged, None)
+    assert final.status == "correct" and final.reason == "5 of 5 trials"
+    assert final.suspicions == [CLOCK]
+    assert final.wall_seconds == 5.0
+    assert judged.spares == [None, None]  # measured again with fresh workers, not spares
+
+
+def test_a_suspicion_seen_again_is_rejected_with_both_observations():
+    judged = Judged(verdict("rejected", CLOCK), verdict("rejected", CLOCK.replace("...", "again")))
+    final = confirmed(judged, None)
+    assert final.status == "rejected" and final.reason.startswith("trusted-clock: ")
+    assert "seen again in a second evaluation" in final.reason
+    assert len(final.suspicions) == 1
+
+
+def test_two_different_suspicions_are_no_verdict():
+    judged = Judged(verdict("rejected", CLOCK), verdict("rejected", "reference-interference: the reference failed"))
+    with pytest.raises(Unconfirmed, match="different suspicions"):
+        confirmed(judged, None)
+
+
+def test_an_honest_kernel_with_a_suspicion_that_does_not_repeat_is_correct(monkeypatch):
+    """The whole path, end to end: the judge's clock 'sees' an anomaly in the first
+    evaluation only (as a burst of load would make); the solution is evaluated again
+    with fresh workers and is correct, the first observation kept."""
+    real = evaluation.trusted_clock_findings
+    calls = []
+
+    def noisy_once(*args, **kwargs):
+        measured, findings = real(*args, **kwargs)
+        calls.append(1)
+        return measured, findings + ([Finding("trusted-clock", "a burst of load")] if len(calls) == 1 else [])
+
+    monkeypatch.setattr(evaluation, "trusted_clock_findings", noisy_once)
+    timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
+    final = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cpu", size="small", trials=1, timing=timing)
+    assert final.status == "correct", final.reason
+    assert final.suspicions == ["trusted-clock: a burst of load"]
+    assert len(calls) == 2
