@@ -342,7 +342,7 @@ class _Evaluation:
         cached: dict[str, CachedBaseline],
     ) -> None:
         candidate = pooled(cand_rounds)
-        self._consider(timer_findings(candidate.summary()))
+        self._consider(timer_findings(cand_rounds))
         self.record["speed_of_light_ms"], beyond = speed_of_light_findings(
             candidate.median_ms, self.reference_side.loaded, self.dtype)
         self._consider(beyond)

@@ -34,13 +34,19 @@ def reference_op_findings(reference_ops: list[str], candidate_ops: list[str]) ->
     return findings + torch_compute_findings(reference_ops, candidate_ops)
 
 
-def timer_findings(timing: dict[str, Any]) -> list[Finding]:
-    """Events time one stream; the host clock around a device-wide sync sees them all."""
-    events, host = timing["median_ms"], timing["host_median_ms"]
-    if timing["clock"] == "cuda-events" and host > TIMER_RATIO * events + TIMER_SLACK_MS:
-        return [Finding("timer-mismatch", f"the host clock saw {host:.4g} ms per call where the CUDA events saw "
-                        f"{events:.4g} ms")]
-    return []
+def timer_findings(rounds: list[dict[str, Any]]) -> list[Finding]:
+    """Events time one stream; the host clock around a device-wide sync sees them all.
+    Per timing round (``rounds``: each round's timing summary), suspect only when
+    every round's host clock passes its events: hidden work is in every call, a
+    loaded machine's late wake-ups from the sync in some rounds."""
+    excess = [(r["host_median_ms"] - TIMER_RATIO * r["median_ms"] - TIMER_SLACK_MS, r) for r in rounds
+              if r["clock"] == "cuda-events"]
+    if not excess or min(e for e, _ in excess) <= 0:
+        return []
+    closest = min(excess, key=lambda e: e[0])[1]
+    return [Finding("timer-mismatch", f"in every one of {len(excess)} round(s) the host clock saw more than the CUDA "
+                    f"events allow; at the closest, {closest['host_median_ms']:.4g} ms per call where the events saw "
+                    f"{closest['median_ms']:.4g} ms")]
 
 
 def speed_of_light_findings(candidate_ms: float, loaded: dict[str, Any], dtype: str) -> tuple[float | None, list[Finding]]:
