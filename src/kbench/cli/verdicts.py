@@ -61,6 +61,8 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
                       highlight=False)
     for flag in verdict.flags:
         console.print(f"  flag ({verdict.policy} policy): {flag}", highlight=False, markup=False)
+    for suspicion in verdict.suspicions:
+        console.print(f"  measured twice: a first evaluation's {suspicion}", highlight=False, markup=False)
     if verdict.max_abs_error is not None:
         console.print(f"  {_errors_text(verdict)}", highlight=False)
     if verdict.correct and verdict.timing:
