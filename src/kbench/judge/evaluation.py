@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
-from kbench.judge import tracebacks
+from kbench.judge import background, tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
@@ -271,8 +271,7 @@ class _Evaluation:
         side = self.reference_side
         cached = side.cached_columns()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
-        if self.spares is not None:  # the next evaluation's workers do not start while anything is timed
-            self.spares.pause()
+        background.pause()  # builds ahead and the next evaluations' workers stop while anything is timed
         try:
             cand_rounds: list[TimedSeries] = []
             base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
@@ -298,8 +297,7 @@ class _Evaluation:
             for column, worker in workers.items():
                 if worker is not reference:
                     worker.close()
-            if self.spares is not None:
-                self.spares.resume()
+            background.resume()
         eager_calls = [c for series in base_series["eager"] for c in series.calls if c.kind == "timed"]
         cand_calls = [c for series in cand_rounds for c in series.calls if c.kind == "timed"]
         excess, findings = trusted_clock_findings(cand_calls, eager_calls, self.device)
