@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from kbench.core.solution import Solution
+from kbench.judge.background import BACKGROUND, Held
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import DEFAULT_TIMEOUT
-from kbench.judge.process import WorkerLost, candidate_worker
+from kbench.judge.process import Worker, WorkerLost, candidate_worker
 from kbench.judge.sandbox import find_sandbox
 
 
@@ -21,7 +22,9 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
     ``evaluate`` of the same source then loads it warm.
 
     Builds are CPU work: run many at once (threads suffice, each build is its
-    own process) while each GPU measures one candidate at a time.
+    own process) while each GPU measures one candidate at a time. A build is
+    background work (kbench.judge.background): stopped while any evaluation of
+    this process times anything, and ``timeout`` does not count that time.
     Returns ``{"ok": bool, "seconds": float, "error": str | None}``.
     """
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
@@ -31,11 +34,25 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
     with tempfile.TemporaryDirectory(prefix="kbench-build-") as tmp:
         path = Path(tmp) / "solution.py"
         path.write_text(solution.source)
-        with candidate_worker(device, solution.sha256, Path(tmp), confinement) as worker:
+        with candidate_worker(device, solution.sha256, Path(tmp), confinement) as worker, \
+                BACKGROUND.running(worker) as held:
             try:
-                answer = worker.request(
-                    {"op": "build", "solution_path": str(path)}, started + timeout, "building the solution"
-                )
+                answer = _answer(worker, held, {"op": "build", "solution_path": str(path)}, started + timeout)
             except WorkerLost as lost:
                 answer = {"ok": False, "error": lost.detail}
     return {"ok": answer["ok"], "seconds": time.monotonic() - started, "error": answer.get("error")}
+
+
+RECHECK_SECONDS = 1.0
+
+
+def _answer(worker: Worker, held: Held, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """The worker's answer by ``deadline`` pushed back by the time it spent stopped."""
+    worker.send(message)
+    while True:
+        try:
+            return worker.receive(min(deadline + held.paused_seconds(), time.monotonic() + RECHECK_SECONDS),
+                                  "building the solution")
+        except WorkerLost as lost:
+            if lost.kind != "timeout" or time.monotonic() >= deadline + held.paused_seconds():
+                raise

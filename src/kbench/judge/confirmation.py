@@ -28,7 +28,8 @@ from dataclasses import replace
 from typing import Callable
 
 from kbench.core.verdict import Verdict
-from kbench.judge.spares import Spares, paused
+from kbench.judge.background import BACKGROUND
+from kbench.judge.spares import Spares
 
 NOISY_RULES = frozenset({"trusted-clock", "timer-mismatch", "gpu-busy", "reference-interference"})
 
@@ -48,14 +49,15 @@ def suspected_rule(verdict: Verdict) -> str | None:
 def confirmed(judged: Callable[[Spares | None], Verdict], spares: Spares | None,
               progress: Callable[[str], None] | None = None) -> Verdict:
     """The verdict of ``judged`` (an evaluation with workers from ``spares``) or, when
-    it is a suspicion, of judging again with fresh workers, ``spares`` stopped throughout."""
+    it is a suspicion, of judging again with fresh workers, the judge's background (builds
+    ahead, spares: kbench.judge.background) stopped throughout."""
     first = judged(spares)
     rule = suspected_rule(first)
     if rule is None:
         return first
     if progress is not None:
         progress(f"measuring again: {rule} must repeat before it is a verdict")
-    with paused(spares):
+    with BACKGROUND.quiet():
         second = judged(None)
     seen = [*first.suspicions, first.reason, *second.suspicions]
     wall = first.wall_seconds + second.wall_seconds

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
-from kbench.judge import tracebacks
+from kbench.judge import background, tracebacks
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
@@ -37,7 +37,7 @@ from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
-from kbench.judge.spares import Spares, current, evaluation_workers, paused
+from kbench.judge.spares import Spares, current, evaluation_workers
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -274,8 +274,7 @@ class _Evaluation:
         side = self.reference_side
         cached = side.cached_columns()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
-        # the next evaluations' workers (and builds ahead) do not run while anything is timed
-        with paused(self.spares):
+        with background.BACKGROUND.quiet():  # builds ahead and the next evaluations' workers stop while anything is timed
             try:
                 cand_rounds: list[TimedSeries] = []
                 base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}

@@ -146,13 +146,21 @@ class Worker:
         self._memory_checked_at = 0.0
         self.output = OutputTail()
         self._buffer = b""
+        self._closing = threading.RLock()  # close, pause and resume: one at a time
+        self._closed = False
         self._reader = threading.Thread(target=self._drain_output, daemon=True)
         self._reader.start()
 
     def _drain_output(self) -> None:
+        """Keep the tail of the worker's output until its pipe ends. The stream is
+        closed only once this thread has ended (``close``); should a read fail all
+        the same, the thread ends quietly: the tail is a diagnostic, never a fault."""
         stream = self.process.stdout
-        while chunk := stream.read1(65536):
-            self.output.feed(chunk)
+        try:
+            while chunk := stream.read1(65536):
+                self.output.feed(chunk)
+        except (OSError, ValueError):
+            pass
 
     def send(self, message: dict[str, Any]) -> None:
         self.assert_quiet()
@@ -250,7 +258,11 @@ class Worker:
         Returns once they are stopped: a signal takes effect when its target is next
         scheduled, which on a busy machine is not at once."""
         deadline = time.monotonic() + settle_seconds
-        for process in self._signal_all(signal.SIGSTOP):
+        with self._closing:
+            if self._closed:  # its pid may be another process's by now
+                return
+            stopped = self._signal_all(signal.SIGSTOP)
+        for process in stopped:
             try:
                 while process.status() not in STOPPED_OR_GONE and time.monotonic() < deadline:
                     time.sleep(0.001)
@@ -258,7 +270,9 @@ class Worker:
                 pass
 
     def resume(self) -> None:
-        self._signal_all(signal.SIGCONT)
+        with self._closing:
+            if not self._closed:
+                self._signal_all(signal.SIGCONT)
 
     def _signal_all(self, signum: int) -> list[psutil.Process]:
         """Signal the worker's group and every descendant; the processes signalled."""
@@ -296,29 +310,38 @@ class Worker:
             return []
 
     def close(self, grace_seconds: float = 2.0) -> None:
-        """Ask the worker to exit, then kill its whole process group regardless."""
-        if self.process.poll() is None:
-            self.resume()  # a paused worker cannot hear the request to exit
-            try:
-                os.write(self._cmd_write, b'{"op": "exit"}\n')
-                self.process.wait(timeout=grace_seconds)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        self._signal_all(signal.SIGKILL)
-        self.process.wait()
-        self._reader.join(timeout=1)
-        for fd in (self._cmd_write, self._answer_read):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.handles.close()
-        if self.process.stdout and not self._reader.is_alive():
-            # Still reading: something the worker started outlived it with the pipe open
-            # (possible only unsandboxed); closing under the reader would wait for it.
-            self.process.stdout.close()
-        if self._own_scratch is not None:
-            self._own_scratch.cleanup()
+        """Ask the worker to exit, then kill its whole process group regardless.
+
+        Once only, whoever calls it and from whichever thread: a second close would
+        close descriptor numbers that another worker may have been given since (and
+        signal a process group whose number may be another's), which ended evaluations
+        beside it in ``Bad file descriptor`` (issue 28)."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            if self.process.poll() is None:
+                self._signal_all(signal.SIGCONT)  # a paused worker cannot hear the request to exit
+                try:
+                    os.write(self._cmd_write, b'{"op": "exit"}\n')
+                    self.process.wait(timeout=grace_seconds)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._signal_all(signal.SIGKILL)
+            self.process.wait()
+            self._reader.join(timeout=1)
+            for fd in (self._cmd_write, self._answer_read):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.handles.close()
+            if self.process.stdout and not self._reader.is_alive():
+                # Still reading: something the worker started outlived it with the pipe open
+                # (possible only unsandboxed); closing under the reader would wait for it.
+                self.process.stdout.close()
+            if self._own_scratch is not None:
+                self._own_scratch.cleanup()
 
     def __enter__(self) -> "Worker":
         return self

@@ -17,9 +17,10 @@ can only ever fill its own cache, as before.
 Two pairs are kept starting (``PAIRS_AHEAD``); a new one starts when one is
 taken, at an evaluation's start: its start (CPU work, and a CUDA context)
 overlaps the untimed parts of the next two evaluations (start, trials, end),
-and is stopped (SIGSTOP, ``pause``) while they time the candidate and the
-baselines; an evaluation whose spares are not ready yet waits for them in
-its ``load`` phase. A ``LocalExecutor`` on GPUs
+and is stopped (SIGSTOP) while any evaluation times the candidate or the
+baselines, with the builds ahead (kbench.judge.background); an evaluation
+whose spares are not ready yet waits for them in its ``load`` phase. A
+``LocalExecutor`` on GPUs
 (or one made with ``ahead=True``) keeps spares per device thread (``ahead``),
 and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from kbench.judge.background import BACKGROUND
 from kbench.judge.devices import cache_dir, candidate_build_dir, scratch_root, worker_env
 from kbench.judge.process import Worker, candidate_worker
 from kbench.judge.sandbox import Sandbox, give_to_candidate
@@ -61,6 +63,8 @@ class _Pair:
     def discard(self, keep_build_as: Path | None = None) -> None:
         """Close both workers and remove the folders; the build first becomes
         ``keep_build_as`` where that does not exist yet and the build is not empty."""
+        for worker in self.workers():
+            BACKGROUND.remove(worker)
         self.candidate.close()
         self.reference.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -103,6 +107,8 @@ class Spares:
         if not self._ready:
             self._ready.append(self._start())
         pair = self._ready.popleft()
+        for worker in pair.workers():  # the evaluation's own now, no longer background
+            BACKGROUND.remove(worker)
         cache = candidate_build_dir(solution_sha256)
         if cache.is_dir() and not any(cache.rglob("lock")):  # a build in progress is not copied half-made
             shutil.copytree(cache, pair.build, symlinks=True, dirs_exist_ok=True)
@@ -122,22 +128,14 @@ class Spares:
         """Every spare worker, started or still starting."""
         return [worker for pair in self._ready for worker in pair.workers()]
 
-    def pause(self) -> None:
-        """Stop the spares where they are, started or still starting, while the current
-        evaluation times anything: nothing but the timed processes runs then."""
-        for worker in self.workers():
-            worker.pause()
-
-    def resume(self) -> None:
-        for worker in self.workers():
-            worker.resume()
-
     def _start(self) -> _Pair:
         scratch = Path(tempfile.mkdtemp(prefix="kbench-", dir=scratch_root()))
         build = cache_dir() / "candidates" / f"spare-{secrets.token_hex(8)}"
         build.mkdir(parents=True)
         reference = Worker(worker_env(self.device))
         candidate = candidate_worker(self.device, None, scratch, self.sandbox, build_dir=build)
+        for worker in (reference, candidate):  # stopped while any evaluation times (kbench.judge.background)
+            BACKGROUND.add(worker)
         return _Pair(reference, candidate, scratch, build)
 
     def close(self) -> None:
@@ -169,19 +167,6 @@ def current(device: str, sandbox: Sandbox | None) -> Spares | None:
     if device not in kept:
         kept[device] = Spares(device, sandbox)
     return kept[device]
-
-
-@contextmanager
-def paused(spares: Spares | None) -> Iterator[None]:
-    """``spares`` stopped throughout (a suspicion measured again on a machine as quiet as the judge keeps it)."""
-    if spares is None:
-        yield
-        return
-    spares.pause()
-    try:
-        yield
-    finally:
-        spares.resume()
 
 
 @contextmanager

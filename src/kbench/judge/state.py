@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from kbench.judge.l2 import persisting_limit_bytes
+
 PINNED: dict[str, Any] = {
     "cuda.matmul.allow_tf32": False,
     "cudnn.allow_tf32": False,
@@ -44,3 +46,11 @@ def pin() -> dict[str, Any]:
     torch.backends.cudnn.deterministic = PINNED["cudnn.deterministic"]
     torch.set_default_dtype(torch.float32)
     return read()
+
+
+def read_device() -> dict[str, Any]:
+    """Settings of the worker's CUDA context that change what a timed call finds on
+    the device: the persisting-L2 set-aside (kbench.judge.l2), which keeps lines
+    through the judge's cache flush. Not pinned (under MPS the server sets it),
+    compared with what they were before the candidate's code ran."""
+    return {"persisting_l2_bytes": persisting_limit_bytes()}

@@ -28,9 +28,12 @@ from typing import Any, Callable
 
 import torch
 
+from kbench.judge.l2 import reset_persisting_lines
+
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
+_CudaStream, _on_stream = torch.cuda.Stream, torch.cuda.stream
 _CudaGraph, _capture_graph, _replay_graph = torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.CUDAGraph.replay
 
 CPU_FLUSH_BYTES = 64 << 20
@@ -181,19 +184,34 @@ def seed_sequence(seed: int) -> Callable[[], int]:
 
 
 class CacheFlusher:
-    """Evicts the inputs and outputs of the last call from the caches."""
+    """Evicts the inputs and outputs of the last call from the caches.
+
+    On a GPU every persisting L2 line is first made normal (kbench.judge.l2), after
+    the staged inputs are written, so no line a candidate marked persisting
+    survives the flush; and the flush writes on a stream of its own, where no
+    access-policy window a candidate set on the current stream (streaming
+    writes, which would evict one another first) applies."""
 
     def __init__(self, device: torch.device):
+        self._stream = None
         if device.type == "cuda":
             l2_bytes = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
             nbytes = max(2 * int(l2_bytes), MIN_CUDA_FLUSH_BYTES)
+            self._stream = _CudaStream(device)
         else:
             nbytes = CPU_FLUSH_BYTES
         self.nbytes = nbytes
+        self.device = device
         self._buffer = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
 
     def __call__(self) -> None:
-        self._buffer.fill_(1)
+        if self._stream is None:
+            self._buffer.fill_(1)
+            return
+        _cuda_sync(self.device)  # the staged inputs written, then no line left persisting
+        reset_persisting_lines()
+        with _on_stream(self._stream):
+            self._buffer.fill_(1)
 
 
 def clock_name(device: str | torch.device) -> str:
@@ -247,7 +265,10 @@ class TimedCall:
         """(clock ms, host ms, output) of one call on ``args``."""
         call = self.stage(args)
         self.flush()
-        return self.clock.time_call(call)
+        timed = self.clock.time_call(call)
+        if self.flush.device.type == "cuda":  # nothing it marked persisting outlives the call (a baseline comes next)
+            reset_persisting_lines()
+        return timed
 
 
 class StopRule:

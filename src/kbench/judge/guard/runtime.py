@@ -105,6 +105,7 @@ class RuntimeGuard:
         with OpRecorder():
             torch.empty(1).add_(1)
         self.functions = {label: _functions(ns) for label, ns in watched_namespaces().items()}
+        self.device_settings = state.read_device()
         self.threads = set(_current_frames())
 
     def state_findings(self) -> list[Finding]:
@@ -122,6 +123,8 @@ class RuntimeGuard:
             findings.append(Finding("patched-function", f"replaced while running: {shown}"))
         now = state.read()
         changed = [f"{key}={now[key]!r}" for key in state.PINNED if now[key] != state.PINNED[key]]
+        device_now = state.read_device()
+        changed += [f"{key}={device_now[key]!r}" for key in device_now if device_now[key] != self.device_settings[key]]
         if changed:
             findings.append(Finding("global-state", "settings changed: " + ", ".join(changed)))
         extra_threads = set(_current_frames()) - self.threads
