@@ -86,7 +86,8 @@ def run_command(
     size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
-    policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
+    policy: Optional[str] = typer.Option(None, help="Guard policy: lenient (integrity rules reject, "
+                                          "style rules flag), strict (style rules reject too) or off [default: lenient]."),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
                                               "replays (docs/timing.md) [default: no]."),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "

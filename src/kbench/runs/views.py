@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kbench.judge.guard import style_rules
 from kbench.runs.records import EvaluationRecord, ProblemRecord, RunData, SampleRecord, TurnRecord
 from kbench.runs.score import PENDING, Estimate, columns_of
 
@@ -58,6 +59,7 @@ class SampleRow:
     runtime_ms: float | None
     speedup: dict[str, float | None]
     turn: int | None  # for a generated sample, the turn its outcome is
+    style: tuple[str, ...] = ()  # the style rules its verdict flags: not counted in "kernels only" when correct
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ def _row(problem: ProblemRecord, index: int, sample: SampleRecord | None, record
         runtime_ms=record.runtime_ms if record else None,
         speedup=dict(record.speedup) if record else {},
         turn=record.turn if record else None,
+        style=style_rules((record.verdict or {}).get("flags")) if record else (),
     )
 
 
