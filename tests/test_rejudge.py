@@ -149,3 +149,25 @@ def test_statuses_are_parsed_and_checked():
     for text in ("", "no_code", "pending"):
         with pytest.raises(runner.RunError):
             rejudge.parse_statuses(text)
+
+
+def test_compare_and_the_report_mark_a_flip_of_the_same_solution(cli, tmp_path):
+    """The same files judged by the defective judge (r) and a fixed one (s), with p3's file
+    fixed in between: p1 and p2 flip on the same solution, p3 on a changed one."""
+    problems, solutions = files_run(cli, tmp_path)
+    fake_solution(solutions / "p3.py", "correct 1.1")
+    cli.judge(FakeJudge())
+    assert cli("run", "--run", "s", "--solutions", str(solutions), "--problems", str(problems)).exit_code == 0
+    document = json.loads(cli("compare", "r", "s", "--json").output)
+    assert {f["problem"]: f["same_solution"] for f in document["flipped"]} == {
+        "level1/p1": True, "level1/p2": True, "level1/p3": False}
+    text = cli("compare", "r", "s").output
+    assert "2 of them with the same solution" in text
+    assert [("same solution" in line) for line in text.splitlines()
+            if "level1/p" in line] == [True, True, False]
+    pytest.importorskip("plotly")
+    assert cli("report", "r", "s", "-o", str(tmp_path / "r.html"), "--resamples", "200").exit_code == 0
+    page = (tmp_path / "r.html").read_text()
+    flips = page[page.index("Problems whose status flipped"):]
+    rows = flips[: flips.index("</table>")].split("<tr>")[2:]
+    assert [("same solution" in row) for row in rows] == [True, True, False]

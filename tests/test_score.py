@@ -279,3 +279,38 @@ def test_the_score_table_shows_kernels_only_beside_the_headline():
     assert "correct, kernels only" in text and "all, kernels only" in text
     row = next(line for line in text.splitlines() if line.strip(" │|").startswith("1 "))  # the fast_p row p=1
     assert "1.000" in row and "0.500" in row, row
+
+
+def test_a_flip_of_the_same_solution_is_marked_as_the_judges():
+    a = run_data([("P", 1, [("rejected", None)]), ("Q", 1, [("incorrect", None)]), ("R", 1, [("correct", 1.5)])])
+    b = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 1.2)]), ("R", 1, [("incorrect", None)])])
+    # run_data gives every sample the source hash "x": Q's solution changed between the runs, R's is unknown.
+    b = replace(b, samples=[replace(s, sha256="y") if s.problem_id == "Q" else s for s in b.samples])
+    a = replace(a, samples=[replace(s, sha256="") if s.problem_id == "R" else s for s in a.samples])
+    b = replace(b, samples=[replace(s, sha256="") if s.problem_id == "R" else s for s in b.samples])
+    flipped = {flip.problem_id: flip for flip in compare(outcomes(a), outcomes(b), ("eager",)).flipped}
+    assert {k: f.same_solution for k, f in flipped.items()} == {"P": True, "Q": False, "R": False}
+    assert flipped["P"].to_dict()["same_solution"] is True
+
+
+def test_the_per_turn_table_counts_status_flips_of_the_same_solution():
+    from rich.console import Console
+    from view_fixtures import generated_run
+
+    from kbench.cli.scores import print_score, score_document
+    from kbench.runs.score import same_solution_flips
+
+    data = generated_run()  # turn 1 incorrect (source "bad"), turn 2 correct ("good"): the model's work
+    assert same_solution_flips(data) == {2: 0}
+    first, second = data.turns
+    # A correct turn 1 falsely rejected, sent back unchanged and judged correct at turn 2.
+    resent = replace(data, turns=[replace(first, status="rejected", source="good", sha256=second.sha256), second])
+    assert same_solution_flips(resent) == {2: 1}
+    out = Console(record=True, width=250)
+    print_score(out, resent, score(outcomes(resent), columns_of(resent)))
+    text = out.export_text()
+    row = next(line for line in text.splitlines() if "status flips, same solution" in line)
+    assert [cell.strip() for cell in row.strip(" │|").split("│")[1:]] == ["-", "1"], row
+    assert "1 samples changed status between turns with the same solution" in text
+    document = score_document(resent, score(outcomes(resent), columns_of(resent)))
+    assert [document["by_turn"][t]["same_solution_flips"] for t in ("1", "2")] == [0, 1]

@@ -27,6 +27,7 @@ from kbench.runs.score import (
     Score,
     columns_of,
     outcomes,
+    same_solution_flips,
     score_by_turn,
 )
 from kbench.runs.score import score as score_run
@@ -75,8 +76,11 @@ def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | Non
     }
     if data.turns:
         by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
+        flips = same_solution_flips(data)
         document["by_turn"] = {
-            str(turn): {key: scored.to_dict()[key] for key in TURN_KEYS} for turn, scored in by_turn.items()
+            str(turn): {**{key: scored.to_dict()[key] for key in TURN_KEYS},
+                        "same_solution_flips": flips.get(turn, 0)}
+            for turn, scored in by_turn.items()
         }
         document["usage"] = {
             **agent.usage(data.turns).to_dict(),
@@ -195,7 +199,14 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
             table.add_row("correct", *(estimate_text(s.overall.correct_rate) for s in by_turn.values()))
             for p in P_VALUES:
                 table.add_row(f"{p:g}", *(estimate_text(s.overall.fast_p[column][p]) for s in by_turn.values()))
+            flips = same_solution_flips(data)
+            if any(flips.values()):
+                table.add_row("status flips, same solution", *(str(flips[t]) if t in flips else "-" for t in by_turn))
             out.print(table)
+            if any(flips.values()):
+                out.print(f"[yellow]{sum(flips.values())} samples changed status between turns with the same "
+                          "solution[/yellow]: the judge's verdict changed on identical code, not the model's work",
+                          highlight=False, soft_wrap=True)
     used = agent.usage(data.turns)
     out.print(
         f"generation: {data.run.config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
@@ -266,10 +277,13 @@ def print_comparison(out: Console, run_a: str, run_b: str, result: RunComparison
             table.add_section()
         out.print(table)
     if result.flipped:
-        table = Table("problem", "A", "B", *(f"{c}: A / B / B - A" for c in result.columns),
-                      title=f"{len(result.flipped)} problems whose status flipped")
+        same = sum(flip.same_solution for flip in result.flipped)
+        table = Table("problem", "A", "B", "solution", *(f"{c}: A / B / B - A" for c in result.columns),
+                      title=f"{len(result.flipped)} problems whose status flipped"
+                      + (f", {same} of them with the same solution (the judge changed, not the code)" if same else ""))
         for flip in result.flipped:
             table.add_row(flip.problem_id, flip.status_a, flip.status_b,
+                          "same solution" if flip.same_solution else "changed",
                           *(_speedup_change(flip, column) for column in result.columns))
         out.print(table)
 

@@ -234,6 +234,22 @@ def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
     return result
 
 
+def same_solution_flips(data: RunData) -> dict[int, int]:
+    """For each turn after the first: the samples whose outcome changed status from the turn
+    before while the same solution (sha256) stands for them, e.g. a correct solution sent back
+    unchanged after a false rejection. Such a change is the judge's verdict changing on
+    identical code, not the model's progress, and the per-turn table says how much of it there is."""
+    by_turn = outcomes_by_turn(data)
+    flips = {}
+    for turn in list(by_turn)[1:]:
+        flips[turn] = sum(
+            a.status != b.status and bool(a.solution_sha256) and a.solution_sha256 == b.solution_sha256
+            for before, after in zip(by_turn[turn - 1], by_turn[turn])
+            for a, b in zip(before.samples, after.samples)
+        )
+    return flips
+
+
 def score_by_turn(
     data: RunData,
     columns: tuple[str, ...],
