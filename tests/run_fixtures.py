@@ -12,11 +12,12 @@ from kbench.core.verdict import Verdict
 from kbench.runs.manifest import Manifest, RunConfig
 from kbench.runs.records import EvaluationRecord, ProblemRecord, RunData, RunRecord, SampleRecord, SessionRecord
 
-# A fake solution says what verdict it gets: "# fake: correct 1.5" or "# fake: incorrect".
-FAKE_MARK = re.compile(r"# fake: (\w+)(?: ([\d.]+))?")
+# A fake solution says what verdict it gets: "# fake: correct 1.5" or "# fake: incorrect", and
+# a flag of the guard after it: "# fake: correct 1.5 flag=torch-compute".
+FAKE_MARK = re.compile(r"# fake: (\w+)(?: ([\d.]+))?(?: flag=([\w-]+))?")
 
 
-def make_verdict(problem_id: str, status: str, speedup: float | None = None) -> Verdict:
+def make_verdict(problem_id: str, status: str, speedup: float | None = None, flags: tuple[str, ...] = ()) -> Verdict:
     correct = status == "correct"
     return Verdict(
         problem=problem_id,
@@ -32,6 +33,7 @@ def make_verdict(problem_id: str, status: str, speedup: float | None = None) -> 
         runtime_ms=1.0 / speedup if correct and speedup else None,
         baselines={"eager": {"runtime_ms": 1.0 if correct and speedup else None}},
         speedup={"eager": speedup if correct else None},
+        flags=[f"{rule}: made by hand" for rule in flags],
     )
 
 
@@ -49,8 +51,8 @@ class FakeJudge:
         if self.fail_after is not None and len(self.calls) >= self.fail_after:
             raise KeyboardInterrupt
         self.calls.append((problem.id, solution.path.name))
-        status, speedup = FAKE_MARK.search(solution.source).groups()
-        return make_verdict(problem.id, status, float(speedup) if speedup else None)
+        status, speedup, flag = FAKE_MARK.search(solution.source).groups()
+        return make_verdict(problem.id, status, float(speedup) if speedup else None, (flag,) if flag else ())
 
 
 def problem_dir(root: Path, names: list[str], level: int = 1) -> Path:
@@ -76,7 +78,8 @@ def config(**changes) -> RunConfig:
 
 def run_data(spec: list[tuple[str, int | None, list | None]], name: str = "hand") -> RunData:
     """A run from (problem id, level, samples): samples None for a missing solution, else a
-    list of (status, eager speedup) or "pending" for a sample not evaluated yet."""
+    list of (status, eager speedup), (status, eager speedup, style rule flagged) or "pending" for
+    a sample not evaluated yet."""
     problems, samples, evaluations = [], [], []
     for position, (problem_id, level, outcomes) in enumerate(spec):
         sha = f"{problem_id}-content"
@@ -87,7 +90,8 @@ def run_data(spec: list[tuple[str, int | None, list | None]], name: str = "hand"
         for index, outcome in enumerate(outcomes):
             samples.append(SampleRecord(problem_id, index, f"{index}.py", f"/s/{index}.py", "x", ""))
             if outcome != "pending":
-                status, speedup = outcome
-                evaluations.append(EvaluationRecord.from_verdict(make_verdict(problem_id, status, speedup), problem_id, index))
+                status, speedup, *flags = outcome
+                verdict = make_verdict(problem_id, status, speedup, tuple(flags))
+                evaluations.append(EvaluationRecord.from_verdict(verdict, problem_id, index))
     sessions = [SessionRecord(1, "", Manifest(config=config()))]
     return RunData(RunRecord(name, "", config()), sessions, problems, samples, evaluations)

@@ -57,7 +57,7 @@ def test_problems_list_json():
 
 def test_strict_policy_reports_a_wrong_plain_pytorch_answer_as_incorrect():
     """The basic error first: the style rule that would reject plain PyTorch is a flag on it."""
-    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--json")
+    done = kbench("eval", str(SOLUTIONS / "wrong_shape.py"), "--problem", str(PROBLEM), "--policy", "strict", "--json")
     verdict = json.loads(done.stdout)
     assert (verdict["status"], verdict["policy"]) == ("incorrect", "strict")
     assert "expected shape (32, 48)" in verdict["reason"]

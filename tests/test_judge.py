@@ -272,25 +272,31 @@ def test_a_traceback_keeps_the_solutions_frames_and_where_the_error_was_raised()
 
 
 def test_basic_errors_come_before_the_style_rules_and_cheating_is_still_rejected_unrun(tmp_path):
-    """Under the default (strict) policy: a file without ModelNew is a load error and
+    """Under the strict policy: a file without ModelNew is a load error and
     a wrong plain-PyTorch answer is incorrect (the style rule that would reject them
-    is a flag); a right one is rejected by the style rule once its trials pass; a
+    is a flag); a right one is rejected by the style rule once its trials pass (under
+    the default, lenient, policy it is correct with the style rule as a flag); a
     rule against cheating still rejects before anything of the solution runs."""
-    from kbench.judge.guard import AFTER_TRIALS
+    from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY
 
-    no_model = kbench.evaluate(PROBLEM, SOLUTIONS / "no_model_new.py", "cpu", measure_time=False, trials=1)
+    no_model = kbench.evaluate(PROBLEM, SOLUTIONS / "no_model_new.py", "cpu", measure_time=False, trials=1,
+                               policy="strict")
     assert no_model.status == "compile_error" and "defines no ModelNew" in no_model.reason, no_model.reason
     assert any(flag.startswith("no-kernel: ") and "once the solution passes its trials" in flag
                for flag in no_model.flags), no_model.flags
     plain = tmp_path / "plain.py"
     plain.write_text((SOLUTIONS / "wrong_values.py").read_text().replace(
         "torch.tanh(x @ self.linear.weight.t())", "torch.tanh(self.linear(x))"))
-    right = kbench.evaluate(PROBLEM, plain, "cpu", measure_time=False, trials=2)
+    right = kbench.evaluate(PROBLEM, plain, "cpu", measure_time=False, trials=2, policy="strict")
     assert right.status == "rejected" and right.reason.split(":")[0] in AFTER_TRIALS, right.reason
     assert [t.ok for t in right.trials] == [True, True]
+    assert DEFAULT_POLICY == "lenient"
+    described = kbench.evaluate(PROBLEM, plain, "cpu", measure_time=False, trials=2)
+    assert (described.status, described.policy) == ("correct", "lenient"), described.reason
+    assert right.reason.split(":")[0] in {flag.split(":")[0] for flag in described.flags}, described.flags
     cheat = tmp_path / "cheat.py"
     cheat.write_text((SOLUTIONS / "wrong_values.py").read_text() + "\nimport threading\n")
-    rejected = kbench.evaluate(PROBLEM, cheat, "cpu", measure_time=False, trials=1)
+    rejected = kbench.evaluate(PROBLEM, cheat, "cpu", measure_time=False, trials=1)  # the default rejects cheating
     assert rejected.status == "rejected" and rejected.reason.startswith("threads: "), rejected.reason
     assert rejected.trials == [] and rejected.phase_seconds == {}  # nothing of it ran
 

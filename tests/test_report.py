@@ -159,3 +159,18 @@ def test_the_report_leads_with_fast_1_over_torch_compile():
     assert page.index('id="published"') < page.index('id="runs"')
     published = page[page.index('id="published"'):page.index("</table>", page.index('id="published"'))]
     assert "all" in published and "level 1" in published
+
+
+def test_the_report_shows_kernels_only_beside_the_headline_and_each_samples_style_flags():
+    data = base_run(spec=[("level1/kernel", 1, [("correct", 2.0)]), ("level1/mixed", 1, [("correct", 2.0, "reference-op")])])
+    page = report.render([data], resamples=RESAMPLES)
+    scores = page[page.index('<table class="scores">'):]
+    header, first = scores.split("</thead>")[0], scores.split("<tbody>")[1].split("</tr>")[0]
+    assert "correct, kernels only" in header
+    assert re.findall(r"<td class=\"num\">([\d.]+)", first)[1:3] == ["1.000", "0.500"]  # problems, then 2/2 and 1/2
+    fast_p = page[page.index('<caption>fast_p over eager</caption>'):]
+    assert "all, kernels only" in fast_p.split("</thead>")[0]
+    row_1 = next(row for row in fast_p.split("<tr>") if row.startswith("<th>1</th>"))
+    assert re.findall(r'<td class="num[^"]*">([\d.]+)', row_1) == ["1.000", "1.000", "0.500", "0.500"]  # all, level 1
+    mixed_row = next(row for row in page.split("<tr>") if row.startswith("<td>level1/mixed</td>"))
+    assert "<td>reference-op</td>" in mixed_row

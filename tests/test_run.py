@@ -462,6 +462,38 @@ def test_the_guard_policy_is_part_of_the_run_and_reaches_the_judge(tmp_path):
         start(Store(tmp_path / "q.db"), problems, solutions, judge, policy="lax")
 
 
+def test_runs_default_to_the_lenient_policy_record_it_and_do_not_mix_or_compare_with_strict(cli, tmp_path):
+    problems, solutions = setup_run(tmp_path, ["relu"], {"relu": "correct 1.0"})
+    assert cli("run", "--run", "default", "--solutions", str(solutions), "--problems", str(problems)).exit_code == 0
+    assert cli.judge.policy == "lenient"
+    assert cli("run", "--run", "strict", "--solutions", str(solutions), "--problems", str(problems),
+               "--policy", "strict").exit_code == 0
+    assert cli.judge.policy == "strict"
+    with Store(tmp_path / "kbench.db") as store:
+        assert (store.run("default").config.policy, store.run("strict").config.policy) == ("lenient", "strict")
+        assert store.sessions("strict")[0].manifest.config.policy == "strict"
+    resumed = cli("run", "--run", "strict", "--policy", "lenient")
+    assert resumed.exit_code == 2 and "policy: stored 'strict', now 'lenient'" in resumed.output
+    compared = cli("compare", "default", "strict")
+    assert compared.exit_code == 2 and "policy: A \"lenient\" | B \"strict\"" in compared.output
+    assert json.loads(cli("score", "strict", "--json").output)["policy"] == "strict"
+
+
+def test_score_counts_kernels_only_beside_every_correct_solution(cli, tmp_path):
+    """One correct sample with its own kernels, one correct mixed with PyTorch (flagged by a
+    style rule): 2/2 in the headline, 1/2 kernels only, in the JSON and the table."""
+    problems, solutions = setup_run(tmp_path, ["kernel", "mixed"],
+                                    {"kernel": "correct 2.0", "mixed": "correct 2.0 flag=torch-compute"})
+    assert cli("run", "--run", "r", "--solutions", str(solutions), "--problems", str(problems)).exit_code == 0
+    document = json.loads(cli("score", "r", "--json").output)
+    assert document["correct_rate"] == 1.0 and document["fast_p"]["eager"]["1"] == 1.0
+    assert document["correct_rate_kernels_only"] == 0.5 and document["fast_p_kernels_only"]["eager"]["1"] == 0.5
+    assert document["fast_p_kernels_only_ci"]["eager"]["1"] == [0.0, 1.0]
+    assert document["levels"]["1"]["fast_p_kernels_only"]["eager"]["1"] == 0.5
+    table = cli("score", "r").output
+    assert "correct, kernels only" in table and "all, kernels only" in table
+
+
 def test_no_sandbox_is_part_of_the_run_and_reaches_the_judge(tmp_path):
     problems = problem_dir(tmp_path / "problems", ["relu"])
     solutions = tmp_path / "solutions"

@@ -235,3 +235,82 @@ def test_score_opens_with_fast_1_over_torch_compile_per_level_on_the_named_gpu()
     published = next(i for i, line in enumerate(lines) if line.startswith("fast_1 over torch.compile"))
     assert published <= 1 and "on NVIDIA H200" in lines[published]
     assert "all 0.500" in lines[published] and "level 1 1.000" in lines[published] and "level 2 0.000" in lines[published]
+
+
+# Two correct samples, both 2x faster than eager: K with its own kernels only, M mixed (a style
+# rule flagged it: PyTorch computing beside its kernel, which the default policy only flags).
+MIXED = run_data([("K", 1, [("correct", 2.0)]), ("M", 1, [("correct", 2.0, "torch-compute")])])
+
+
+def test_kernels_only_counts_correct_solutions_without_a_style_flag_beside_the_headline():
+    overall = score(outcomes(MIXED), columns_of(MIXED)).overall
+    assert overall.correct_rate.value == 1.0  # the headline counts every correct solution: 2/2
+    assert {p: e.value for p, e in overall.fast_p["eager"].items()} == pytest.approx(
+        {0.0: 1.0, 0.5: 1.0, 0.8: 1.0, 1.0: 1.0, 1.5: 1.0, 2.0: 0.0})
+    assert overall.correct_rate_kernels_only.value == pytest.approx(0.5)  # kernels only: 1/2
+    assert {p: e.value for p, e in overall.fast_p_kernels_only["eager"].items()} == pytest.approx(
+        {0.0: 0.5, 0.5: 0.5, 0.8: 0.5, 1.0: 0.5, 1.5: 0.5, 2.0: 0.0})
+    low, high = overall.fast_p_kernels_only["eager"][1.0].low, overall.fast_p_kernels_only["eager"][1.0].high
+    assert low == 0.0 and high == 1.0  # a bootstrap over problems, as the headline's
+    document = score(outcomes(MIXED), columns_of(MIXED)).to_dict()
+    assert document["fast_p_kernels_only"]["eager"]["1"] == pytest.approx(0.5)
+    assert document["correct_rate_kernels_only"] == pytest.approx(0.5)
+    assert document["fast_p"]["eager"]["1"] == pytest.approx(1.0)
+
+
+def test_flags_that_are_not_style_rules_keep_a_solution_among_the_kernels():
+    """side-stream only ever flags (evidence for a reviewer); an incorrect mixed solution
+    counts in neither figure."""
+    run = run_data([("K", 1, [("correct", 2.0, "side-stream")]), ("M", 1, [("incorrect", None, "torch-compute")])])
+    overall = score(outcomes(run), columns_of(run)).overall
+    assert overall.correct_rate_kernels_only.value == overall.correct_rate.value == pytest.approx(0.5)
+    assert overall.fast_p_kernels_only["eager"][1.0].value == overall.fast_p["eager"][1.0].value == pytest.approx(0.5)
+
+
+def test_the_score_table_shows_kernels_only_beside_the_headline():
+    from rich.console import Console
+
+    from kbench.cli.scores import print_score
+
+    out = Console(record=True, width=250)
+    print_score(out, MIXED, score(outcomes(MIXED), columns_of(MIXED)))
+    text = out.export_text()
+    assert "policy lenient" in text.splitlines()[0]
+    assert "correct, kernels only" in text and "all, kernels only" in text
+    row = next(line for line in text.splitlines() if line.strip(" │|").startswith("1 "))  # the fast_p row p=1
+    assert "1.000" in row and "0.500" in row, row
+
+
+def test_a_flip_of_the_same_solution_is_marked_as_the_judges():
+    a = run_data([("P", 1, [("rejected", None)]), ("Q", 1, [("incorrect", None)]), ("R", 1, [("correct", 1.5)])])
+    b = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 1.2)]), ("R", 1, [("incorrect", None)])])
+    # run_data gives every sample the source hash "x": Q's solution changed between the runs, R's is unknown.
+    b = replace(b, samples=[replace(s, sha256="y") if s.problem_id == "Q" else s for s in b.samples])
+    a = replace(a, samples=[replace(s, sha256="") if s.problem_id == "R" else s for s in a.samples])
+    b = replace(b, samples=[replace(s, sha256="") if s.problem_id == "R" else s for s in b.samples])
+    flipped = {flip.problem_id: flip for flip in compare(outcomes(a), outcomes(b), ("eager",)).flipped}
+    assert {k: f.same_solution for k, f in flipped.items()} == {"P": True, "Q": False, "R": False}
+    assert flipped["P"].to_dict()["same_solution"] is True
+
+
+def test_the_per_turn_table_counts_status_flips_of_the_same_solution():
+    from rich.console import Console
+    from view_fixtures import generated_run
+
+    from kbench.cli.scores import print_score, score_document
+    from kbench.runs.score import same_solution_flips
+
+    data = generated_run()  # turn 1 incorrect (source "bad"), turn 2 correct ("good"): the model's work
+    assert same_solution_flips(data) == {2: 0}
+    first, second = data.turns
+    # A correct turn 1 falsely rejected, sent back unchanged and judged correct at turn 2.
+    resent = replace(data, turns=[replace(first, status="rejected", source="good", sha256=second.sha256), second])
+    assert same_solution_flips(resent) == {2: 1}
+    out = Console(record=True, width=250)
+    print_score(out, resent, score(outcomes(resent), columns_of(resent)))
+    text = out.export_text()
+    row = next(line for line in text.splitlines() if "status flips, same solution" in line)
+    assert [cell.strip() for cell in row.strip(" │|").split("│")[1:]] == ["-", "1"], row
+    assert "1 samples changed status between turns with the same solution" in text
+    document = score_document(resent, score(outcomes(resent), columns_of(resent)))
+    assert [document["by_turn"][t]["same_solution_flips"] for t in ("1", "2")] == [0, 1]

@@ -57,7 +57,8 @@ def eval_command(
     size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
     trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
-    policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: strict (benchmark runs), lenient or off."),
+    policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: lenient (integrity rules "
+                                "reject, style rules flag), strict (style rules reject too) or off."),
     dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
     baseline: Optional[List[str]] = typer.Option(
         None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."

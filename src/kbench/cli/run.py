@@ -25,6 +25,7 @@ from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.timing import TimingSettings, check_settings
+from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
 from kbench.runs.records import finite
@@ -86,7 +87,8 @@ def run_command(
     size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
-    policy: Optional[str] = typer.Option(None, help="Guard policy: strict, lenient or off [default: strict]."),
+    policy: Optional[str] = typer.Option(None, help="Guard policy: lenient (integrity rules reject, "
+                                          "style rules flag), strict (style rules reject too) or off [default: lenient]."),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
                                               "replays (docs/timing.md) [default: no]."),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
@@ -107,6 +109,10 @@ def run_command(
                                  "only; not part of the run's settings, recorded in each session's manifest."),
     address: Optional[str] = typer.Option(None, help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
                                           "or ray://HOST:PORT) [default: start a local Ray instance]."),
+    rejudge: Optional[str] = typer.Option(
+        None, "--rejudge", metavar="STATUS[,STATUS]", help="Judge again, in a new session of the stored run, its "
+        "samples whose verdict has one of these statuses (e.g. rejected after a judge defect): the stored solutions, "
+        "never a model; earlier verdicts are kept (kbench show)."),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
                                  "`kbench score --json`); progress goes to stderr."),
@@ -124,6 +130,23 @@ def run_command(
             with Store(db, create=False) as store:
                 stored = store.run(run)
         stored_config = stored.config if stored else None
+        judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
+                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+        if rejudge is not None:
+            given = {"--model": model, "--solutions": solutions, "--problems": problems, "--samples": samples,
+                     "--turns": turns}
+            if named := [option for option, value in given.items() if value]:
+                raise UsageError(f"--rejudge judges the run's stored solutions again: leave out {', '.join(named)}")
+            if stored_config is None:
+                raise UsageError(f"no run named {run!r} in {db} to re-judge")
+            statuses = rejudge_run.parse_statuses(rejudge)
+            settings = _judge_settings(stored_config, **judged)
+            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"])
+            config = rejudge_run.rejudge_config(stored_config, selected, **settings)
+            spread = _executor(executor, address, gpus, build_jobs, config.device)
+            _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
+                store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread))
+            return
         spec = providers.parse_model(model) if model else None
         if spec is not None and solutions is not None:
             raise UsageError("give --model or --solutions, not both")
@@ -131,8 +154,6 @@ def run_command(
             solutions, spec = Path(spec.name), None
         if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
             spec = providers.parse_model(stored_config.solutions)
-        judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
-                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}

@@ -27,6 +27,7 @@ from kbench.runs.score import (
     Score,
     columns_of,
     outcomes,
+    same_solution_flips,
     score_by_turn,
 )
 from kbench.runs.score import score as score_run
@@ -64,6 +65,7 @@ def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | Non
         "run": data.run.name,
         "created_at": data.run.created_at,
         "complete": result.overall.coverage.evaluated == result.overall.n_problems,
+        "policy": data.run.config.policy,
         **result.to_dict(),
         "manifest": first.to_dict(),
         "sessions": [
@@ -74,8 +76,11 @@ def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | Non
     }
     if data.turns:
         by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
+        flips = same_solution_flips(data)
         document["by_turn"] = {
-            str(turn): {key: scored.to_dict()[key] for key in TURN_KEYS} for turn, scored in by_turn.items()
+            str(turn): {**{key: scored.to_dict()[key] for key in TURN_KEYS},
+                        "same_solution_flips": flips.get(turn, 0)}
+            for turn, scored in by_turn.items()
         }
         document["usage"] = {
             **agent.usage(data.turns).to_dict(),
@@ -99,10 +104,17 @@ PUBLISHED_COLUMN = "compile"  # the figure people publish: correct and faster th
 
 
 def _published_line(result: Score, device_name: str) -> str:
-    """fast_1 over default torch.compile per level, first: what a paper's table would quote."""
-    levels = "; ".join(f"{_group_label(key)} {estimate_text(group.fast_p[PUBLISHED_COLUMN][1.0])}"
-                       for key, group in result.groups.items())
-    return f"[bold]fast_1 over torch.compile[/bold] on {device_name}: {levels}"
+    """fast_1 over default torch.compile per level, first: what a paper's table would quote,
+    and beside it the same counting only kernels (correct solutions with no style flag)."""
+    def levels(figure: str) -> str:
+        return "; ".join(f"{_group_label(key)} {estimate_text(getattr(group, figure)[PUBLISHED_COLUMN][1.0])}"
+                         for key, group in result.groups.items())
+
+    return (f"[bold]fast_1 over torch.compile[/bold] on {device_name}: {levels('fast_p')}\n"
+            f"  {KERNELS_ONLY}: {levels('fast_p_kernels_only')}")
+
+
+KERNELS_ONLY = "kernels only (correct with no style flag)"
 
 
 def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> None:
@@ -112,8 +124,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     revision = (manifest.git_revision or "unknown")[:12] + (" (dirty)" if manifest.git_dirty else "")
     out.print(
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
-        f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}"
-        + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
+        f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}, "
+        f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
         highlight=False,
         soft_wrap=True,
     )
@@ -132,20 +144,28 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         highlight=False,
         soft_wrap=True,
     )
-    rate = Table("", "problems", "correct", *(f"geomean speedup ({c})" for c in result.columns),
+    rate = Table("", "problems", "correct", "correct, kernels only",
+                 *(f"geomean speedup ({c})" for c in result.columns),
                  title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
     for key, group in result.groups.items():
         rate.add_row(_group_label(key), str(group.n_problems), estimate_text(group.correct_rate),
+                     estimate_text(group.correct_rate_kernels_only),
                      *(estimate_text(group.geomean_speedup[c]) for c in result.columns))
     out.print(rate)
     for column in result.columns:
-        for figure, title in (("fast_p", f"fast_p over {column}"),
-                              ("fast_p_conservative", f"conservative fast_p over {column}: a candidate counts only "
-                                                      "when its speedup interval's lower bound exceeds p")):
-            table = Table("p", *(_group_label(key) for key in result.groups), title=title)
-            for p in P_VALUES:
-                table.add_row(f"{p:g}", *(estimate_text(getattr(group, figure)[column][p]) for group in result.groups.values()))
-            out.print(table)
+        groups = [_group_label(key) for key in result.groups]
+        table = Table("p", *groups, *(f"{label}, kernels only" for label in groups),
+                      title=f"fast_p over {column}; {KERNELS_ONLY}")
+        for p in P_VALUES:
+            table.add_row(f"{p:g}", *(estimate_text(group.fast_p[column][p]) for group in result.groups.values()),
+                          *(estimate_text(group.fast_p_kernels_only[column][p]) for group in result.groups.values()))
+        out.print(table)
+        table = Table("p", *groups, title=f"conservative fast_p over {column}: a candidate counts only when its "
+                      "speedup interval's lower bound exceeds p")
+        for p in P_VALUES:
+            table.add_row(f"{p:g}", *(estimate_text(group.fast_p_conservative[column][p])
+                                      for group in result.groups.values()))
+        out.print(table)
         if result.ks:
             at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems")
             for p in P_VALUES:
@@ -179,7 +199,14 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
             table.add_row("correct", *(estimate_text(s.overall.correct_rate) for s in by_turn.values()))
             for p in P_VALUES:
                 table.add_row(f"{p:g}", *(estimate_text(s.overall.fast_p[column][p]) for s in by_turn.values()))
+            flips = same_solution_flips(data)
+            if any(flips.values()):
+                table.add_row("status flips, same solution", *(str(flips[t]) if t in flips else "-" for t in by_turn))
             out.print(table)
+            if any(flips.values()):
+                out.print(f"[yellow]{sum(flips.values())} samples changed status between turns with the same "
+                          "solution[/yellow]: the judge's verdict changed on identical code, not the model's work",
+                          highlight=False, soft_wrap=True)
     used = agent.usage(data.turns)
     out.print(
         f"generation: {data.run.config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
@@ -250,10 +277,13 @@ def print_comparison(out: Console, run_a: str, run_b: str, result: RunComparison
             table.add_section()
         out.print(table)
     if result.flipped:
-        table = Table("problem", "A", "B", *(f"{c}: A / B / B - A" for c in result.columns),
-                      title=f"{len(result.flipped)} problems whose status flipped")
+        same = sum(flip.same_solution for flip in result.flipped)
+        table = Table("problem", "A", "B", "solution", *(f"{c}: A / B / B - A" for c in result.columns),
+                      title=f"{len(result.flipped)} problems whose status flipped"
+                      + (f", {same} of them with the same solution (the judge changed, not the code)" if same else ""))
         for flip in result.flipped:
             table.add_row(flip.problem_id, flip.status_a, flip.status_b,
+                          "same solution" if flip.same_solution else "changed",
                           *(_speedup_change(flip, column) for column in result.columns))
         out.print(table)
 

@@ -138,6 +138,7 @@ def _show_problem(data: RunData, detail: views.ProblemDetail, full: bool) -> Non
                       f"{sample.sample.sha256[:12]}): {row.status}{speedups}"
                       + (f", the outcome of turn {row.turn}" if row.turn else ""))
         _print_evaluation(console, sample)
+        _print_superseded(console, sample)
         if full:
             _print_block(console, "solution", sample.sample.source)
         for turn in sample.turns:
@@ -164,6 +165,16 @@ def _print_evaluation(console: Console, sample: views.SampleDetail) -> None:
                           markup=False)
     if verdict.output_tail.strip():
         _print_block(console, f"output tail ({verdict.output_bytes} bytes)", verdict.output_tail)
+
+
+def _print_superseded(console: Console, sample: views.SampleDetail) -> None:
+    """The verdicts a re-judging replaced (kbench run --rejudge), oldest first."""
+    if not sample.superseded or sample.evaluation is None:
+        return
+    console.print(f"  judged again in session {sample.evaluation.session} (kbench run --rejudge); before:", markup=False)
+    for earlier in sample.superseded:
+        console.print(f"  earlier verdict, session {earlier.session}: {earlier.status}: {views.one_line(earlier.reason)}",
+                      markup=False)
 
 
 def _print_turn(console: Console, turn: TurnRecord, full: bool) -> None:

@@ -83,6 +83,8 @@ class Flip:
     correct_b: float
     speedup_a: dict[str, float | None]  # geometric mean over the correct samples, per column
     speedup_b: dict[str, float | None]
+    # Every sample judged the same source on both sides: the flip is the judge's, not the code's.
+    same_solution: bool = False
 
     def speedup_change(self, column: str) -> float | None:
         a, b = self.speedup_a.get(column), self.speedup_b.get(column)
@@ -92,6 +94,7 @@ class Flip:
         return {
             "problem": self.problem_id,
             "status": {"a": self.status_a, "b": self.status_b},
+            "same_solution": self.same_solution,
             "correct": {"a": self.correct_a, "b": self.correct_b, "difference": self.correct_b - self.correct_a},
             "speedup": {
                 column: {"a": self.speedup_a.get(column), "b": self.speedup_b.get(column),
@@ -223,7 +226,15 @@ def _flip(a: ProblemOutcome, b: ProblemOutcome, columns: tuple[str, ...]) -> Fli
     if status_label(a) == status_label(b):
         return None
     return Flip(a.problem_id, status_label(a), status_label(b), correct_share(a), correct_share(b),
-                _speedups(a, columns), _speedups(b, columns))
+                _speedups(a, columns), _speedups(b, columns), same_solution(a, b))
+
+
+def same_solution(a: ProblemOutcome, b: ProblemOutcome) -> bool:
+    """Whether both sides judged the same sources, sample by sample (none unknown): then a
+    change of status is a change of the judge (a defect, noise, another policy), not of the code."""
+    shas_a = [s.solution_sha256 for s in a.samples]
+    shas_b = [s.solution_sha256 for s in b.samples]
+    return all(shas_a) and shas_a == shas_b
 
 
 def _speedups(problem: ProblemOutcome, columns: tuple[str, ...]) -> dict[str, float | None]:

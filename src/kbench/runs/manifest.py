@@ -26,6 +26,7 @@ import torch
 import kbench
 from kbench.core.versions import package_version
 from kbench.judge import state
+from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
 from kbench.judge.timing import TimingSettings
 
@@ -77,7 +78,7 @@ class RunConfig:
     suite_sha256: str
     solutions_sha256: str
     source: str = "replay"
-    policy: str = "strict"
+    policy: str = DEFAULT_POLICY  # the guard's (kbench.judge.guard); every stored config names its own
     samples: int = 1
     turns: int = 1
     generation: dict[str, Any] = field(default_factory=dict)

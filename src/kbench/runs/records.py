@@ -163,7 +163,8 @@ class TurnRecord:
 class RunData:
     """Everything the store holds about one run. For a generated run, ``samples`` and
     ``evaluations`` hold each sample's outcome (the turn named by ``EvaluationRecord.turn``)
-    and ``turns`` every turn; for replayed files ``turns`` is empty."""
+    and ``turns`` every turn; for replayed files ``turns`` is empty. ``superseded`` holds the
+    earlier verdicts of samples judged again (``kbench run --rejudge``)."""
 
     run: RunRecord
     sessions: list[SessionRecord]
@@ -171,6 +172,7 @@ class RunData:
     samples: list[SampleRecord]
     evaluations: list[EvaluationRecord]
     turns: list[TurnRecord] = field(default_factory=list)
+    superseded: list[EvaluationRecord] = field(default_factory=list)  # verdicts re-judging replaced
 
 
 def finite(obj: Any) -> Any:

@@ -327,7 +327,7 @@ def execute(
     todo = [(p, s) for p in plan.problems for s in plan.samples_of(p.id) if (p.id, s.index) not in finished]
     if listener:
         listener.started(len(finished) + len(todo), list(finished.values()))
-    for record in _judged(todo, evaluate, config, session, listener, executor):
+    for record in judge_each(todo, evaluate, config, session, listener, executor):
         store.record(name, record)
         made.append(record)
         if listener:
@@ -335,7 +335,7 @@ def execute(
     return made
 
 
-def _judged(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, config: RunConfig, session: int,
+def judge_each(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, config: RunConfig, session: int,
             listener: Listener | None, executor: judge.Executor | None) -> Iterator[EvaluationRecord]:
     """Each sample's record as it is judged: in turn here, or by the executor, side by
     side (in Ray's workers, for a RayExecutor: what the jobs hold travels with them)."""

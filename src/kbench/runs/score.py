@@ -9,6 +9,11 @@ al. (2021). Intervals are percentile bootstraps over problems (the unit that
 was sampled from the space of possible problems), deterministic given a seed.
 docs/runs.md gives the formulas.
 
+Beside every headline figure, which counts every correct solution, the "kernels
+only" figures count only the correct solutions with no style flag (the guard's
+style rules: PyTorch, a compiler or lower precision doing part of the work,
+flagged rather than rejected under the default policy; docs/guard.md).
+
 A generated run with refinement turns is also scored by turn: the outcome of
 a sample after turn t is its best judged turn so far (``best_turn``), as an
 agent that keeps its best-judged solution would answer (docs/agent.md).
@@ -22,6 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from kbench.judge.guard import style_rules
 from kbench.runs.records import RETRIED_STATUSES, RunData, TurnRecord
 
 P_VALUES = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -38,10 +44,20 @@ class SampleOutcome:
     status: str
     speedup: dict[str, float | None]
     speedup_low: dict[str, float | None] = field(default_factory=dict)  # the interval's lower bound, per column
+    style: tuple[str, ...] = ()  # the style rules its verdict flags (kbench.judge.guard.STYLE)
+    solution_sha256: str = ""  # what was judged ("" where unknown): a flip of the same solution is the judge's
 
     @property
     def correct(self) -> bool:
         return self.status == "correct"
+
+    @property
+    def kernel_correct(self) -> bool:
+        """Correct with no style flag: the solution's own kernels did the work."""
+        return self.correct and not self.style
+
+    def kernel_fast(self, column: str, p: float) -> bool:
+        return self.kernel_correct and self.fast(column, p)
 
     def fast(self, column: str, p: float) -> bool:
         """Correct and faster than the baseline by more than a factor ``p``."""
@@ -54,9 +70,11 @@ class SampleOutcome:
         return self.correct and low is not None and low > p
 
     @classmethod
-    def of(cls, status: str, speedup: dict[str, float | None], verdict: dict | None) -> "SampleOutcome":
+    def of(cls, status: str, speedup: dict[str, float | None], verdict: dict | None,
+           solution_sha256: str = "") -> "SampleOutcome":
         intervals = (verdict or {}).get("speedup_interval") or {}
-        return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds})
+        return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds},
+                   style_rules((verdict or {}).get("flags")), solution_sha256)
 
 
 @dataclass(frozen=True)
@@ -102,6 +120,9 @@ class GroupScore:
     fast_p: dict[str, dict[float, Estimate]]
     fast_p_conservative: dict[str, dict[float, Estimate]]  # counting only intervals whose lower bound exceeds p
     geomean_speedup: dict[str, Estimate]
+    # "kernels only": counting only the correct samples with no style flag
+    correct_rate_kernels_only: Estimate
+    fast_p_kernels_only: dict[str, dict[float, Estimate]]
     fast_p_at_k: dict[str, dict[int, dict[float, Estimate]]]
     statuses: dict[str, int]
 
@@ -137,16 +158,20 @@ def outcomes(data: RunData) -> list[ProblemOutcome]:
     """Each problem of the run with the outcome of each of its samples so far."""
     done = {(e.problem_id, e.sample_index): e for e in data.evaluations}
     indexes: dict[str, list[int]] = {}
+    solutions: dict[tuple[str, int], str] = {}
     for sample in data.samples:
         indexes.setdefault(sample.problem_id, []).append(sample.index)
+        solutions[(sample.problem_id, sample.index)] = sample.sha256
     result = []
     for problem in data.problems:
         has_solution = problem.problem_id in indexes
         samples = []
         for index in indexes.get(problem.problem_id, [0]):
             record = done.get((problem.problem_id, index))
+            sha256 = solutions.get((problem.problem_id, index), "")
             samples.append(
-                SampleOutcome.of(record.status, record.speedup, record.verdict) if record else SampleOutcome(PENDING, {})
+                SampleOutcome.of(record.status, record.speedup, record.verdict, sha256) if record
+                else SampleOutcome(PENDING, {}, solution_sha256=sha256)
             )
         result.append(ProblemOutcome(problem.problem_id, problem.level, problem.sha256, tuple(samples), has_solution))
     return result
@@ -177,7 +202,7 @@ def turn_outcome(turns: Sequence[TurnRecord], turn: int, column: str | None) -> 
     if any(n not in final for n in range(1, turn + 1)):
         return SampleOutcome(PENDING, {})
     best = best_turn(list(final.values()), column)
-    return SampleOutcome.of(best.status, best.speedup, best.verdict)  # type: ignore[arg-type]
+    return SampleOutcome.of(best.status, best.speedup, best.verdict, best.sha256 or "")  # type: ignore[arg-type]
 
 
 def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
@@ -207,6 +232,22 @@ def outcomes_by_turn(data: RunData) -> dict[int, list[ProblemOutcome]]:
             for problem in data.problems
         ]
     return result
+
+
+def same_solution_flips(data: RunData) -> dict[int, int]:
+    """For each turn after the first: the samples whose outcome changed status from the turn
+    before while the same solution (sha256) stands for them, e.g. a correct solution sent back
+    unchanged after a false rejection. Such a change is the judge's verdict changing on
+    identical code, not the model's progress, and the per-turn table says how much of it there is."""
+    by_turn = outcomes_by_turn(data)
+    flips = {}
+    for turn in list(by_turn)[1:]:
+        flips[turn] = sum(
+            a.status != b.status and bool(a.solution_sha256) and a.solution_sha256 == b.solution_sha256
+            for before, after in zip(by_turn[turn - 1], by_turn[turn])
+            for a, b in zip(before.samples, after.samples)
+        )
+    return flips
 
 
 def score_by_turn(
@@ -322,6 +363,14 @@ def fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
     return sum(s.fast(column, p) for s in problem.samples) / len(problem.samples)
 
 
+def kernel_correct_share(problem: ProblemOutcome) -> float:
+    return sum(s.kernel_correct for s in problem.samples) / len(problem.samples)
+
+
+def kernel_fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
+    return sum(s.kernel_fast(column, p) for s in problem.samples) / len(problem.samples)
+
+
 def surely_fast_share(problem: ProblemOutcome, column: str, p: float) -> float:
     return sum(s.surely_fast(column, p) for s in problem.samples) / len(problem.samples)
 
@@ -368,6 +417,11 @@ def _score_group(
         geomean_speedup={
             column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns
         },
+        correct_rate_kernels_only=boot.mean(per_problem(problems, kernel_correct_share)),
+        fast_p_kernels_only={
+            column: {p: boot.mean(per_problem(problems, kernel_fast_share, column, p)) for p in P_VALUES}
+            for column in columns
+        },
         fast_p_at_k={
             column: {
                 k: {p: boot.mean(per_problem(problems, _fast_at_k, column, p, k)) for p in P_VALUES} for k in ks
@@ -400,6 +454,10 @@ def _group_dict(group: GroupScore) -> dict:
         "fast_p_conservative_ci": {column: by_p(e, interval) for column, e in group.fast_p_conservative.items()},
         "geomean_speedup": {column: e.value for column, e in group.geomean_speedup.items()},
         "geomean_speedup_ci": {column: interval(e) for column, e in group.geomean_speedup.items()},
+        "correct_rate_kernels_only": group.correct_rate_kernels_only.value,
+        "correct_rate_kernels_only_ci": interval(group.correct_rate_kernels_only),
+        "fast_p_kernels_only": {column: by_p(e, value) for column, e in group.fast_p_kernels_only.items()},
+        "fast_p_kernels_only_ci": {column: by_p(e, interval) for column, e in group.fast_p_kernels_only.items()},
         "fast_p_at_k": {
             column: {str(k): by_p(e, value) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
         },

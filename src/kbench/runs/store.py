@@ -16,6 +16,11 @@ the ``turns`` table holds every turn of every sample (the prompt, the reply,
 the solution taken from it, tokens and cost, and the verdict on it), and
 ``evaluations.turn`` says which turn a sample's outcome is. Runs from replayed
 files leave both empty, exactly as schema 1 stored them.
+
+Schema 3 adds ``superseded``: the verdicts a re-judging replaced (``kbench run
+--rejudge``), each whole as its ``EvaluationRecord`` in JSON with the session
+that replaced it, so that a run repaired after a judge defect keeps what it said
+before (``kbench show``).
 """
 
 from __future__ import annotations
@@ -37,108 +42,11 @@ from kbench.runs.records import (
     SessionRecord,
     TurnRecord,
 )
+from kbench.runs.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401 - SCHEMA_VERSION: read from here too
 
 DEFAULT_PATH = "kbench.db"
 APPLICATION_ID = 0x6B62656E  # "kben": marks the file as a kbench store
-SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 60
-
-# MIGRATIONS[v] turns a store of schema v - 1 into one of schema v: statements separated
-# by semicolons (never one inside a statement).
-MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE runs (
-        name TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        config TEXT NOT NULL
-    );
-    CREATE TABLE sessions (
-        run TEXT NOT NULL REFERENCES runs(name),
-        number INTEGER NOT NULL,
-        started_at TEXT NOT NULL,
-        manifest TEXT NOT NULL,
-        PRIMARY KEY (run, number)
-    );
-    CREATE TABLE problems (
-        run TEXT NOT NULL REFERENCES runs(name),
-        problem_id TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        level INTEGER,
-        name TEXT NOT NULL,
-        path TEXT NOT NULL,
-        sha256 TEXT NOT NULL,
-        source TEXT NOT NULL,
-        PRIMARY KEY (run, problem_id)
-    );
-    CREATE TABLE samples (
-        run TEXT NOT NULL,
-        problem_id TEXT NOT NULL,
-        sample_index INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        origin TEXT NOT NULL,
-        sha256 TEXT NOT NULL,
-        source TEXT NOT NULL,
-        PRIMARY KEY (run, problem_id, sample_index),
-        FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id)
-    );
-    CREATE TABLE evaluations (
-        run TEXT NOT NULL,
-        problem_id TEXT NOT NULL,
-        sample_index INTEGER NOT NULL,
-        session INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        correct INTEGER NOT NULL,
-        reason TEXT NOT NULL,
-        runtime_ms REAL,
-        started_at TEXT NOT NULL,
-        finished_at TEXT NOT NULL,
-        verdict TEXT,
-        PRIMARY KEY (run, problem_id, sample_index),
-        FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id)
-    );
-    CREATE TABLE baselines (
-        run TEXT NOT NULL,
-        problem_id TEXT NOT NULL,
-        sample_index INTEGER NOT NULL,
-        baseline TEXT NOT NULL,
-        runtime_ms REAL,
-        speedup REAL,
-        PRIMARY KEY (run, problem_id, sample_index, baseline),
-        FOREIGN KEY (run, problem_id, sample_index) REFERENCES evaluations(run, problem_id, sample_index)
-    );
-    """,
-    2: """
-    CREATE TABLE turns (
-        run TEXT NOT NULL,
-        problem_id TEXT NOT NULL,
-        sample_index INTEGER NOT NULL,
-        turn INTEGER NOT NULL,
-        session INTEGER NOT NULL,
-        prompt TEXT NOT NULL,
-        prompt_record TEXT NOT NULL,
-        reply TEXT,
-        extraction TEXT,
-        source TEXT,
-        sha256 TEXT,
-        generation TEXT NOT NULL,
-        input_tokens INTEGER,
-        output_tokens INTEGER,
-        cost_usd REAL,
-        generated_at TEXT NOT NULL,
-        status TEXT,
-        correct INTEGER NOT NULL DEFAULT 0,
-        reason TEXT NOT NULL DEFAULT '',
-        runtime_ms REAL,
-        speedup TEXT NOT NULL DEFAULT '{}',
-        verdict TEXT,
-        evaluated_at TEXT NOT NULL DEFAULT '',
-        PRIMARY KEY (run, problem_id, sample_index, turn),
-        FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id)
-    );
-    ALTER TABLE evaluations ADD COLUMN turn INTEGER
-    """,
-}
-
 
 class StoreError(Exception):
     """A store that cannot be used (not a kbench store, too new, absent), or a misuse of one."""
@@ -254,6 +162,23 @@ class Store:
         the ``RETRIED_STATUSES`` is, by its retry."""
         with self.db:
             self._insert_evaluation(run_name, evaluation)
+
+    def supersede(self, run_name: str, evaluation: EvaluationRecord) -> None:
+        """A sample judged again (``kbench run --rejudge``): the verdict it had moves to the
+        history (``superseded``, marked with the new one's session) and the new one takes its
+        place, in one transaction."""
+        e = evaluation
+        with self.db:
+            old = self._read_evaluations(run_name, "AND e.problem_id = ? AND e.sample_index = ?",
+                                         (e.problem_id, e.sample_index))
+            if not old:
+                raise StoreError(f"run {run_name!r}: {e.problem_id} sample {e.sample_index} has no verdict to replace")
+            self.db.execute(
+                "INSERT INTO superseded (run, problem_id, sample_index, superseded_in, record) VALUES (?, ?, ?, ?, ?)",
+                (run_name, e.problem_id, e.sample_index, e.session, _dumps(asdict(old[0]))),
+            )
+            self._delete_evaluation(run_name, e.problem_id, e.sample_index)
+            self._insert_evaluation(run_name, e)
 
     def finish_sample(self, run_name: str, sample: SampleRecord, evaluation: EvaluationRecord) -> None:
         """A generated sample's outcome: the solution of its chosen turn into ``samples``
@@ -375,10 +300,23 @@ class Store:
         return [SampleRecord(*row) for row in rows]
 
     def evaluations(self, run_name: str) -> list[EvaluationRecord]:
+        return self._read_evaluations(run_name)
+
+    def superseded(self, run_name: str) -> list[EvaluationRecord]:
+        """The verdicts re-judging replaced, oldest first within each sample (each with its own
+        session; the one that replaced it is the next record's, or the current verdict's)."""
+        rows = self.db.execute(
+            "SELECT s.record FROM superseded s JOIN problems p ON p.run = s.run AND p.problem_id = s.problem_id "
+            "WHERE s.run = ? ORDER BY p.position, s.sample_index, s.rowid",
+            (run_name,),
+        )
+        return [EvaluationRecord(**json.loads(record)) for (record,) in rows]
+
+    def _read_evaluations(self, run_name: str, where: str = "", params: tuple = ()) -> list[EvaluationRecord]:
         columns: dict[tuple[str, int], tuple[dict, dict]] = {}
         for problem_id, index, baseline, runtime_ms, speedup in self.db.execute(
-            "SELECT problem_id, sample_index, baseline, runtime_ms, speedup FROM baselines WHERE run = ?",
-            (run_name,),
+            "SELECT problem_id, sample_index, baseline, runtime_ms, speedup FROM baselines e WHERE run = ? " + where,
+            (run_name, *params),
         ):
             baselines, speedups = columns.setdefault((problem_id, index), ({}, {}))
             baselines[baseline], speedups[baseline] = runtime_ms, speedup
@@ -386,8 +324,8 @@ class Store:
             "SELECT e.problem_id, e.sample_index, e.status, e.correct, e.reason, e.runtime_ms, e.verdict, "
             "e.session, e.started_at, e.finished_at, e.turn FROM evaluations e "
             "JOIN problems p ON p.run = e.run AND p.problem_id = e.problem_id "
-            "WHERE e.run = ? ORDER BY p.position, e.sample_index",
-            (run_name,),
+            f"WHERE e.run = ? {where} ORDER BY p.position, e.sample_index",
+            (run_name, *params),
         )
         records = []
         for problem_id, index, status, correct, reason, runtime_ms, verdict, session, started, finished, turn in rows:
@@ -465,6 +403,7 @@ class Store:
             samples=self.samples(run_name),
             evaluations=self.evaluations(run_name),
             turns=self.turns(run_name),
+            superseded=self.superseded(run_name),
         )
 
 

@@ -9,8 +9,9 @@ functions over ``RunData``, and the two number formats both outputs use.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kbench.judge.guard import style_rules
 from kbench.runs.records import EvaluationRecord, ProblemRecord, RunData, SampleRecord, TurnRecord
 from kbench.runs.score import PENDING, Estimate, columns_of
 
@@ -58,6 +59,7 @@ class SampleRow:
     runtime_ms: float | None
     speedup: dict[str, float | None]
     turn: int | None  # for a generated sample, the turn its outcome is
+    style: tuple[str, ...] = ()  # the style rules its verdict flags: not counted in "kernels only" when correct
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class SampleDetail:
     sample: SampleRecord | None
     evaluation: EvaluationRecord | None
     turns: list[TurnRecord]
+    superseded: list[EvaluationRecord] = field(default_factory=list)  # earlier verdicts, before a re-judging
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def _row(problem: ProblemRecord, index: int, sample: SampleRecord | None, record
         runtime_ms=record.runtime_ms if record else None,
         speedup=dict(record.speedup) if record else {},
         turn=record.turn if record else None,
+        style=style_rules((record.verdict or {}).get("flags")) if record else (),
     )
 
 
@@ -149,13 +153,17 @@ def problem_details(data: RunData) -> list[ProblemDetail]:
     turns: dict[tuple[str, int], list[TurnRecord]] = {}
     for turn in data.turns:
         turns.setdefault((turn.problem_id, turn.sample_index), []).append(turn)
+    superseded: dict[tuple[str, int], list[EvaluationRecord]] = {}
+    for record in data.superseded:
+        superseded.setdefault((record.problem_id, record.sample_index), []).append(record)
     details = []
     for problem in data.problems:
         pid = problem.problem_id
         found: list[tuple[int, SampleRecord | None]] = [(s.index, s) for s in samples.get(pid, [])] or [(0, None)]
         details.append(ProblemDetail(problem, [
             SampleDetail(_row(problem, index, sample, evaluations.get((pid, index))), sample,
-                         evaluations.get((pid, index)), sorted(turns.get((pid, index), []), key=lambda t: t.turn))
+                         evaluations.get((pid, index)), sorted(turns.get((pid, index), []), key=lambda t: t.turn),
+                         superseded.get((pid, index), []))
             for index, sample in found
         ]))
     return details

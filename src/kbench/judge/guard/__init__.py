@@ -49,7 +49,7 @@ RULES: dict[str, str] = {
 # Rules that only ever flag: evidence for a reviewer, never proof of cheating.
 ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case"}
 
-# Rules a lenient policy still enforces: no honest kernel ever breaks them.
+# Rules every policy but ``off`` enforces: no honest kernel ever breaks them.
 INTEGRITY = {
     "introspection",
     "process-exit",
@@ -74,7 +74,11 @@ INTEGRITY = {
 }
 
 # Rules about how a solution computes (PyTorch or a compiler where a kernel should be,
-# lower precision), not about cheating: a lenient policy only flags them.
+# lower precision), not about cheating: the default (lenient) policy only flags them, as
+# KernelBench's checker does by default. Their evidence is a recorded call the candidate can
+# recognise (and its own process's record), so a cheat can hide from them and they cannot be
+# a trustworthy gate; on an honest solution they are an honest description (docs/guard.md).
+# ``strict`` makes them reject; scores count "kernels only" (no style flag) beside the headline.
 STYLE = frozenset(RULES) - INTEGRITY - ALWAYS_FLAG
 # The style rules the judge applies statically only once the solution has loaded and
 # passed its trials, so that a solution which does not load, or is wrong, is told that
@@ -85,7 +89,7 @@ STYLE = frozenset(RULES) - INTEGRITY - ALWAYS_FLAG
 AFTER_TRIALS = STYLE - {"torch-compile"}
 
 POLICIES = ("strict", "lenient", "off")
-DEFAULT_POLICY = "strict"
+DEFAULT_POLICY = "lenient"
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,17 @@ def action(rule: str, policy: str) -> str:
     if policy == "strict" or rule in INTEGRITY:
         return "reject"
     return "flag"
+
+
+def flag_rule(flag: str) -> str:
+    """The rule a verdict's flag names (flags are ``Finding.text()``: ``"rule: message"``)."""
+    return flag.partition(":")[0].strip()
+
+
+def style_rules(flags: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The style rules among a verdict's flags, each once, in order: what keeps a correct
+    solution out of the "kernels only" scores."""
+    return tuple(dict.fromkeys(rule for flag in flags or () if (rule := flag_rule(str(flag))) in STYLE))
 
 
 def check_policy(policy: str) -> str:
