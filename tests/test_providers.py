@@ -355,3 +355,42 @@ def test_a_command_agent_without_a_sandbox_is_refused_unless_the_run_says_so(mon
     assert provider.describe()["sandbox"]["kind"] == "none"
     reply = provider.generate(REQUEST)
     assert reply.ok and reply.solution.startswith("# fake")
+
+
+def test_the_evaluate_tool_is_answered_outside_and_reads_only_plain_files_of_the_workspace(tmp_path):
+    """The tool in the workspace sends a file name; the harness judges a copy of that file
+    against its own copy of the problem. A link (to the store, another run's files) or a
+    path out of the workspace is refused, and so is anything but the two flags."""
+    from kbench.agents.evaluate_tool import SOCKET, TOOL, EvaluateServer, read_plain_file
+
+    workspace, outside = tmp_path / "ws", tmp_path / "kbench.db"
+    (workspace / ".kbench").mkdir(parents=True)
+    outside.write_text("the store")
+    (workspace / "solution.py").write_text("class ModelNew: pass\n")
+    (workspace / "problem.py").write_text("# rewritten by the agent\n")
+    (workspace / "link.py").symlink_to(outside)
+    (workspace / "evaluate").write_text(TOOL.format(python=sys.executable, socket=SOCKET))
+    (workspace / "evaluate").chmod(0o755)
+    assert read_plain_file(workspace, "link.py", 100) is None and read_plain_file(workspace, "../kbench.db", 100) is None
+    assert read_plain_file(workspace, "solution.py", 5) is None  # over the limit
+    assert read_plain_file(workspace, "solution.py", 100) == b"class ModelNew: pass\n"
+
+    def command(candidate, problem, flags):
+        shown = "import sys; print(open(sys.argv[1]).read() + open(sys.argv[2]).read() + ' '.join(sys.argv[3:]))"
+        return [sys.executable, "-c", shown, str(candidate), str(problem), *flags]
+
+    server = EvaluateServer(workspace, "# the problem\n", command, {})
+    try:
+        def tool(*args):
+            return subprocess.run([str(workspace / "evaluate"), *args], cwd=workspace, capture_output=True, text=True,
+                                  timeout=60)
+
+        done = tool("--no-timing")
+        assert done.returncode == 0 and done.stdout == "class ModelNew: pass\n# the problem\n--no-timing\n"
+        for refused in (("link.py",), ("../kbench.db",), ("--rm-rf",)):
+            done = tool(*refused)
+            assert done.returncode == 2 and "ModelNew" not in done.stdout, (refused, done.stdout)
+        assert server.calls == 1
+    finally:
+        server.close()
+    assert outside.read_text() == "the store"

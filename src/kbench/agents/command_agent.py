@@ -115,6 +115,7 @@ def probe_version(argv: list[str], confine=None) -> str | None:
     with tempfile.TemporaryDirectory(prefix="kbench-version-") as scratch:
         command = [*argv, "--version"]
         if confine is not None:
+            give_to_candidate(Path(scratch))
             command = confine(command, Path(scratch))
         try:
             done = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,

@@ -131,7 +131,7 @@ class EvaluateServer:
                     output, code = self._answer(request)
                     connection.settimeout(None)
                     connection.sendall(json.dumps({"output": output, "returncode": code}).encode())
-                except (OSError, ValueError):
+                except (OSError, ValueError, RecursionError):  # the agent's own tool fails, never this thread
                     continue
 
     @staticmethod

@@ -61,7 +61,7 @@ PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldn
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
     "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.compare",
-    "kbench.judge.state",
+    "kbench.judge.state", "kbench.judge.guard.provenance",
 )
 
 
