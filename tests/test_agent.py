@@ -357,8 +357,9 @@ def test_an_external_agent_with_the_real_judge(cli, tmp_path, monkeypatch):
     agent.write_text(AGENT)
     calls = quick_real_judge(monkeypatch)
     command = f"command/{sys.executable} {agent} {SOLUTIONS / 'honest_triton.py'}"
+    monkeypatch.setenv("KBENCH_TEST_NAMED", "given")
     done = cli("run", "--run", "a", "--model", command, "-p", problems, "--device", "cpu", "--trials", "2",
-               "--agent-time-limit", "240", "--plain")
+               "--agent-time-limit", "240", "--agent-network", "--agent-env", "KBENCH_TEST_NAMED", "--plain")
     assert done.exit_code == 0, done.output
     assert calls == ["level1/linear_tanh"]
     with Store(tmp_path / "kbench.db") as store:
@@ -370,7 +371,13 @@ def test_an_external_agent_with_the_real_judge(cli, tmp_path, monkeypatch):
     agent_config = data.run.config.generation["agent"]
     assert agent_config["version"] == "file-copying agent 0.1" and agent_config["time_limit_s"] == 240
     assert agent_config["files_sha256"][str(agent)]
-    assert data.sessions[0].manifest.generation["tools"]["evaluate"]
+    manifest = data.sessions[0].manifest.generation
+    assert manifest["tools"]["evaluate"]
+    # the agent ran in its own sandbox, as the run allowed: the network, no GPU, one variable by name
+    assert manifest["sandbox"]["kind"] == "bubblewrap" and manifest["sandbox"]["network"] is True
+    assert manifest["sandbox"]["gpu"] is False and "network" not in manifest["sandbox"]["namespaces"]
+    assert "KBENCH_TEST_NAMED" in manifest["environment"] and "given" not in json.dumps(manifest)
+    assert (agent_config["network"], agent_config["gpu"], agent_config["env"]) == (True, False, ["KBENCH_TEST_NAMED"])
 
 
 def test_refinement_with_the_real_judges_feedback(cli, serve, tmp_path, monkeypatch):

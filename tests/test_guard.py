@@ -218,6 +218,9 @@ HONEST_OPS = ["copy_", "empty", "empty_like", "new_empty", "set_"]  # a Triton l
         (["addmm", "embedding", "native_layer_norm", "gelu"], ["embedding", "mm", "cat", "empty"]),
         (["relu"], ["mylib::relu", "empty"]),  # an extension's own operator
         (["relu"], ["_to_copy", "view", "contiguous", "zero_", "fill_", "clone"]),
+        # lookups and masks keyed by indices, shapes or constants; a scatter that overwrites
+        (["relu"], HONEST_OPS + ["index", "index_put_", "masked_fill", "arange", "tril", "ones", "_to_copy"]),
+        (["relu"], HONEST_OPS + ["gather", "scatter", "index_select", "take", "masked_scatter"]),
     ],
 )
 def test_torch_compute_leaves_kernels_with_library_calls_and_glue_alone(reference, candidate):
@@ -238,6 +241,13 @@ def test_torch_compute_leaves_kernels_with_library_calls_and_glue_alone(referenc
         (["sum"], ["bmm", "ones"], "bmm"),  # a library call the reference does not make
         (["avg_pool2d"], ["convolution"], "convolution"),
         (["gather"], ["index", "empty"], "index"),  # moving data is all the reference does
+        # data movement that computes, as the recorder names it (guard.provenance)
+        (["relu"], HONEST_OPS + ["view", "_to_copy", "index[by value]", "masked_fill[by value]"],
+         "index[by value], masked_fill[by value]"),
+        (["sum"], HONEST_OPS + ["arange", "index_put[accumulate]"], "index_put[accumulate]"),
+        (["sum"], HONEST_OPS + ["zeros", "scatter[reduce=add]"], "scatter[reduce=add]"),
+        (["sum"], HONEST_OPS + ["zeros", "index_add_"], "index_add"),
+        (["sum"], HONEST_OPS + ["zeros", "scatter_add_"], "scatter_add"),
     ],
 )
 def test_torch_compute_fires_whichever_operations_do_the_work(reference, candidate, named):
@@ -245,6 +255,84 @@ def test_torch_compute_fires_whichever_operations_do_the_work(reference, candida
 
     findings = torch_compute_findings(reference, candidate)
     assert [f.rule for f in findings] == ["torch-compute"] and named in findings[0].message, findings
+
+
+def _recorded(forward, *args):
+    from kbench.judge.guard.runtime import OpRecorder
+
+    with OpRecorder() as recorder:
+        forward(*args)
+    return recorder.ops
+
+
+def test_the_recorder_names_data_movement_that_computes():
+    """Accumulating scatters, and lookups or masks keyed by floating-point values forward
+    converted (a cast, a bit view), whatever the lookup is called."""
+    import warnings
+
+    import torch
+    import torch.nn.functional as F
+
+    x, ids = torch.randn(4, 8), torch.randint(0, 8, (4, 8))
+    sign_set = torch.arange(256) >= 128  # made outside forward, like a buffer
+
+    def top_byte(t):
+        return t.contiguous().view(torch.uint8)[..., 3::4].long()
+
+    assert {"index[by value]", "masked_fill[by value]"} <= _recorded(lambda: x.masked_fill(sign_set[top_byte(x)], 0))
+    assert "gather[by value]" in _recorded(lambda: x.gather(1, x.long().clamp_min(0)))  # a float cast to int64
+    assert "masked_fill[by value]" in _recorded(lambda: x.masked_fill(x.bool(), 0))  # a float cast to bool
+    assert "embedding[by value]" in _recorded(lambda: F.embedding(top_byte(x), sign_set.float()[:, None]))
+
+    def assign(t):
+        t = t.clone()
+        t[sign_set[top_byte(t)]] = 0
+        return t
+
+    assert "index_put[by value]" in _recorded(assign, x)
+
+    def kernel_output(t):  # what a kernel writes into an allocation is not a constant
+        out = torch.empty_like(t)
+        out.copy_(t)
+        return t.masked_fill(sign_set[top_byte(out)], 0)
+
+    assert "masked_fill[by value]" in _recorded(kernel_output, x)
+    assert "index_put[accumulate]" in _recorded(lambda: torch.zeros(8).index_put_((ids[:, 0],), x[:, 0], accumulate=True))
+    assert "put[accumulate]" in _recorded(lambda: torch.zeros(4).put_(ids[:, 0] % 4, x[:, 0], accumulate=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reduce= with a tensor source is deprecated
+        assert "scatter[reduce=add]" in _recorded(lambda: torch.zeros(4, 8).scatter(1, ids, x, reduce="add"))
+    assert "scatter[reduce=multiply]" in _recorded(lambda: torch.ones(4, 8).scatter(1, ids, 2.0, reduce="multiply"))
+
+
+def test_the_recorder_leaves_glue_keyed_by_indices_shapes_and_constants_alone():
+    """Embedding lookups of integer ids, gathers by the problem's indices, masks built
+    from shapes (ones(...).tril(), arange) even when cast to bool, a permutation, an
+    index_put that overwrites: none of them is qualified, so torch-compute reads them as glue."""
+    import torch
+    import torch.nn.functional as F
+
+    x, ids, weight = torch.randn(4, 8), torch.randint(0, 8, (4, 8)), torch.randn(8, 3)
+    given_mask = torch.rand(4, 8) < 0.5  # a boolean input
+
+    def glue(x, ids, weight):
+        F.embedding(ids, weight)
+        x.gather(1, ids)
+        x.index_select(1, ids[0])
+        causal = torch.ones(8, 8).tril()[:4].bool()
+        x.masked_fill(causal, float("-inf"))
+        x.masked_fill(torch.arange(8).expand(4, 8).to(torch.bool), 0)
+        x.masked_fill(given_mask, 0)
+        order = torch.arange(32).flip(0)
+        flat = x.reshape(-1)[order]
+        out = torch.empty_like(flat)
+        out[order] = flat
+        out.index_put_((ids[:, 0],), x[:, 0])  # accumulate=False: overwrites (ids < 8 <= 32)
+        torch.cat([x, x]).index_select(0, torch.tensor([0, 2]))
+        ids.long().to(torch.int32)  # integer casts of integers
+
+    ops = _recorded(glue, x, ids, weight)
+    assert not [op for op in ops if "[" in op], sorted(ops)
 
 
 def test_the_reference_op_rule_comes_first_on_the_recorded_operations():

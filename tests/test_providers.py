@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from model_server import Answer, code_reply, fake_code
@@ -244,3 +245,152 @@ def test_a_command_that_is_not_there_is_a_clear_error(tmp_path):
         CommandProvider("no-such-agent-program --fast", judge=JUDGE)
     with pytest.raises(ProviderError, match="cannot be split"):
         CommandProvider('agent "unclosed', judge=JUDGE)
+
+
+HOSTILE_AGENT = textwrap.dedent(
+    """
+    import os, pathlib, subprocess, sys
+    if "--version" in sys.argv:
+        sys.exit(1)
+    targets = {targets!r}
+    for label, path in targets.items():
+        try:
+            with open(path, "ab") as f:  # appending nothing: changes no byte even where it succeeds
+                pass
+            print(label, "writable")
+        except OSError as exc:
+            print(label, "denied", type(exc).__name__)
+    try:
+        pathlib.Path(targets["source"]).with_name("_agent_was_here.py").write_text("x = 1")
+        print("new source file", "writable")
+    except OSError as exc:
+        print("new source file", "denied", type(exc).__name__)
+    print("secret", os.environ.get("KBENCH_TEST_SECRET", "absent"), "named", os.environ.get("KBENCH_TEST_NAMED"))
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "{token}"], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pathlib.Path("solution.py").write_text("class ModelNew: pass\\n")
+    """
+)
+
+
+def _running(token: str) -> list[str]:
+    import pathlib
+
+    found = []
+    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if token.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the agent's sandbox is bubblewrap's")
+def test_a_command_agent_in_its_sandbox_changes_nothing_and_leaves_nothing_running(tmp_path, monkeypatch):
+    """It can write its workspace only: the store, the baseline cache and kbench's source
+    are out of its reach; a setsid child dies with its PID namespace; the environment
+    holds only the variables the run names, and the manifest says so."""
+    import hashlib
+    import uuid
+
+    import kbench
+    from kbench.agents.command_agent import AgentAccess
+    from kbench.judge.sandbox import SandboxUnavailable, find_sandbox
+
+    try:
+        find_sandbox()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    store, cache = tmp_path / "kbench.db", tmp_path / "cache" / "baselines.json"
+    cache.parent.mkdir()
+    store.write_bytes(b"the store")
+    cache.write_text("{}")
+    package = Path(next(iter(kbench.__path__)))
+    # named in the script only: a file on the agent's command line would be mounted (read-only)
+    targets = {"store": str(store), "cache": str(cache), "source": str(package / "__init__.py")}
+    before = {label: hashlib.sha256(open(path, "rb").read()).hexdigest() for label, path in targets.items()}
+    token = f"kbench-stray-{uuid.uuid4().hex}"
+    agent = tmp_path / "agents" / "hostile.py"
+    agent.parent.mkdir()
+    agent.write_text(HOSTILE_AGENT.format(targets=targets, token=token))
+    monkeypatch.setenv("KBENCH_CACHE", str(cache.parent))
+    monkeypatch.setenv("KBENCH_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("KBENCH_TEST_NAMED", "given")
+    provider = CommandProvider(f"{sys.executable} {agent}", judge=JUDGE, time_limit=60,
+                               access=AgentAccess(env=("KBENCH_TEST_NAMED",)))
+    reply = provider.generate(REQUEST)
+    assert reply.ok and reply.solution == "class ModelNew: pass\n", reply.text
+    for label in ("store", "cache", "source", "new source file"):
+        assert f"{label} denied" in reply.text, reply.text
+    assert "secret absent named given" in reply.text
+    after = {label: hashlib.sha256(open(path, "rb").read()).hexdigest() for label, path in targets.items()}
+    assert after == before and not (package / "_agent_was_here.py").exists()
+    deadline = time.monotonic() + 5
+    while _running(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(token) == []
+    described = provider.describe()
+    assert described["sandbox"]["kind"] == "bubblewrap" and "pid" in described["sandbox"]["namespaces"]
+    assert described["sandbox"]["network"] is False and described["sandbox"]["gpu"] is False
+    assert "network" in described["sandbox"]["namespaces"]
+    assert "KBENCH_TEST_NAMED" in described["environment"] and "KBENCH_TEST_SECRET" not in described["environment"]
+    assert provider.settings()["network"] is False and provider.settings()["env"] == ["KBENCH_TEST_NAMED"]
+
+
+def test_a_command_agent_without_a_sandbox_is_refused_unless_the_run_says_so(monkeypatch, agent_script):
+    import dataclasses
+
+    from kbench.agents import command_agent
+    from kbench.judge.sandbox import SandboxUnavailable
+
+    def unavailable():
+        raise SandboxUnavailable("not here")
+
+    monkeypatch.setattr(command_agent, "find_sandbox", unavailable)
+    with pytest.raises(SandboxUnavailable, match="--no-sandbox"):
+        CommandProvider(f"{sys.executable} {agent_script} write", judge=JUDGE, version="given")
+    provider = CommandProvider(f"{sys.executable} {agent_script} write", judge=dataclasses.replace(JUDGE, sandbox=False),
+                               version="given")
+    assert provider.describe()["sandbox"]["kind"] == "none"
+    reply = provider.generate(REQUEST)
+    assert reply.ok and reply.solution.startswith("# fake")
+
+
+def test_the_evaluate_tool_is_answered_outside_and_reads_only_plain_files_of_the_workspace(tmp_path):
+    """The tool in the workspace sends a file name; the harness judges a copy of that file
+    against its own copy of the problem. A link (to the store, another run's files) or a
+    path out of the workspace is refused, and so is anything but the two flags."""
+    from kbench.agents.evaluate_tool import SOCKET, TOOL, EvaluateServer, read_plain_file
+
+    workspace, outside = tmp_path / "ws", tmp_path / "kbench.db"
+    (workspace / ".kbench").mkdir(parents=True)
+    outside.write_text("the store")
+    (workspace / "solution.py").write_text("class ModelNew: pass\n")
+    (workspace / "problem.py").write_text("# rewritten by the agent\n")
+    (workspace / "link.py").symlink_to(outside)
+    (workspace / "evaluate").write_text(TOOL.format(python=sys.executable, socket=SOCKET))
+    (workspace / "evaluate").chmod(0o755)
+    assert read_plain_file(workspace, "link.py", 100) is None and read_plain_file(workspace, "../kbench.db", 100) is None
+    assert read_plain_file(workspace, "solution.py", 5) is None  # over the limit
+    assert read_plain_file(workspace, "solution.py", 100) == b"class ModelNew: pass\n"
+
+    def command(candidate, problem, flags):
+        shown = "import sys; print(open(sys.argv[1]).read() + open(sys.argv[2]).read() + ' '.join(sys.argv[3:]))"
+        return [sys.executable, "-c", shown, str(candidate), str(problem), *flags]
+
+    server = EvaluateServer(workspace, "# the problem\n", command, {})
+    try:
+        def tool(*args):
+            return subprocess.run([str(workspace / "evaluate"), *args], cwd=workspace, capture_output=True, text=True,
+                                  timeout=60)
+
+        done = tool("--no-timing")
+        assert done.returncode == 0 and done.stdout == "class ModelNew: pass\n# the problem\n--no-timing\n"
+        for refused in (("link.py",), ("../kbench.db",), ("--rm-rf",)):
+            done = tool(*refused)
+            assert done.returncode == 2 and "ModelNew" not in done.stdout, (refused, done.stdout)
+        assert server.calls == 1
+    finally:
+        server.close()
+    assert outside.read_text() == "the store"

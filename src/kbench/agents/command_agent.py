@@ -3,6 +3,15 @@
 The agent gets the rendered prompt and an ``evaluate`` tool that calls the
 judge with the run's own settings (docs/agent.md); it leaves its solution in
 the workspace, and what it printed and spent is kept with the turn.
+
+An agent under optimisation pressure is an adversary of the harness, so it runs
+in the judge's sandbox tool (kbench.judge.sandbox): its workspace is the only
+place it can write; the store, the caches, kbench's source, the problem files
+and other runs' files are not mounted; a PID namespace of its own ends whatever
+it started (``setsid`` included) when it ends; network and GPU as the run allows
+(``AgentAccess``); an environment of named variables. Its ``evaluate`` tool is
+answered outside (kbench.agents.evaluate_tool). Files it leaves are read without
+following links.
 """
 
 from __future__ import annotations
@@ -22,8 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kbench.agents.evaluate_tool import SOCKET, TOOL, EvaluateServer, read_plain_file
 from kbench.agents.providers import ModelSpec, ProviderError, Reply, Request, int_or_none
 from kbench.judge.process import JUDGE_PYTHONPATH
+from kbench.judge.sandbox import NO_SANDBOX, Sandbox, candidate_env, find_sandbox, give_to_candidate, limit_processes
 
 DEFAULT_AGENT_TIME_LIMIT = 1800.0
 VERSION_PROBE_SECONDS = 10
@@ -45,6 +56,23 @@ class JudgeSettings:
     cuda_graph: bool = False
     sandbox: bool = True
     dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class AgentAccess:
+    """What the run lets its agent reach beyond its workspace: the network (an agent
+    that calls a model's API needs it), the GPU (one that profiles its own kernels),
+    and environment variables by name (an API key), added to the few every
+    sandboxed process gets (PATH, LANG, CUDA_*, TRITON_*, ...)."""
+
+    network: bool = False
+    gpu: bool = False
+    env: tuple[str, ...] = ()
+
+    def environment(self, workspace: Path) -> dict[str, str]:
+        """The variables the agent receives: never more than these names."""
+        given = {name: os.environ[name] for name in self.env if name in os.environ}
+        return {**candidate_env(dict(os.environ)), **given, "KBENCH_WORKSPACE": str(workspace)}
 
 
 def resolve_command(program: str) -> list[str]:
@@ -80,13 +108,19 @@ def file_hashes(argv: list[str]) -> dict[str, str]:
     return hashes
 
 
-def probe_version(argv: list[str]) -> str | None:
+def probe_version(argv: list[str], confine=None) -> str | None:
     """First line of ``PROGRAM --version``, run in an empty scratch directory with a
-    short time limit; None if it fails (an agent that does not know the flag)."""
+    short time limit (``confine(argv, scratch)``: in the agent's sandbox); None if it
+    fails (an agent that does not know the flag)."""
     with tempfile.TemporaryDirectory(prefix="kbench-version-") as scratch:
+        command = [*argv, "--version"]
+        if confine is not None:
+            give_to_candidate(Path(scratch))
+            command = confine(command, Path(scratch))
         try:
-            done = subprocess.run([*argv, "--version"], cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, errors="replace", timeout=VERSION_PROBE_SECONDS)
+            done = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, errors="replace", timeout=VERSION_PROBE_SECONDS,
+                                  start_new_session=True)
         except (OSError, subprocess.TimeoutExpired):
             return None
     lines = done.stdout.strip().splitlines()
@@ -110,44 +144,25 @@ Instead of replying with a code block, write your complete answer to `solution.p
 When you stop, or after {time_limit:g} seconds, `solution.py` as it stands is your answer.
 """
 
-EVALUATE_TOOL = """#!{python}
-\"\"\"Judge a candidate for this workspace's problem:
-./evaluate [FILE] [--json] [--no-timing]  (FILE: solution.py by default; --no-timing: correctness only, quicker)\"\"\"
-import pathlib
-import subprocess
-import sys
-import time
-
-here = pathlib.Path(__file__).resolve().parent
-flags = [a for a in sys.argv[1:] if a in ("--json", "--no-timing")]
-files = [a for a in sys.argv[1:] if not a.startswith("-")]
-target = files[0] if files else str(here / "solution.py")
-command = [{python!r}, "-m", "kbench", "eval", target, "--problem", str(here / "problem.py"),
-           "--device", {device!r}, "--size", {size!r}, "--trials", {trials!r}, "--timeout", {timeout!r},
-           "--policy", {policy!r}, *{judge_flags!r}, *flags]
-with open(here / ".kbench" / "tool_calls.log", "a") as log:
-    log.write(f"{{time.time():.3f}} evaluate {{target}}\\n")
-sys.exit(subprocess.call(command))
-"""
-
-
 class CommandProvider:
     """An external agent: for each request, a fresh workspace with the problem,
     instructions (the rendered prompt and a note on the workspace) and the
     ``evaluate`` tool; the program runs there (stdin closed, its own process
-    group, killed at the time limit) and ``solution.py`` is collected. The agent
-    may leave ``usage.json`` (``input_tokens``, ``output_tokens``, ``cost_usd``)
-    for its token counts and cost."""
+    group, in its sandbox unless the run says ``--no-sandbox``, killed at the time
+    limit) and ``solution.py`` is collected. The agent may leave ``usage.json``
+    (``input_tokens``, ``output_tokens``, ``cost_usd``) for its token counts and
+    cost. SandboxUnavailable when the run wants a sandbox and none works here."""
 
     def __init__(self, program: str, *, judge: JudgeSettings, time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
-                 version: str | None = None):
+                 version: str | None = None, access: AgentAccess = AgentAccess()):
         self.argv = resolve_command(program)
         self.spec = ModelSpec("command", shlex.join(self.argv))
         self.endpoint = None
         self.sampling = None
-        self.judge, self.time_limit = judge, time_limit
+        self.judge, self.time_limit, self.access = judge, time_limit, access
+        self.sandbox: Sandbox | None = find_sandbox() if judge.sandbox else None
         self.files = file_hashes(self.argv)
-        self.version = version if version is not None else probe_version(self.argv)
+        self.version = version if version is not None else probe_version(self.argv, self._confine)
         self._running: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
         self._closed = False
@@ -155,7 +170,8 @@ class CommandProvider:
     def settings(self) -> dict[str, Any]:
         """What defines the agent (part of the run's config: another agent is another run)."""
         return {"argv": self.argv, "files_sha256": self.files, "version": self.version,
-                "time_limit_s": self.time_limit}
+                "time_limit_s": self.time_limit, "network": self.access.network, "gpu": self.access.gpu,
+                "env": list(self.access.env)}
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -167,22 +183,60 @@ class CommandProvider:
                       f"problem.py with the run's settings ({asdict(self.judge)})"},
             "workspace": ["INSTRUCTIONS.md", "problem.py", "solution.py", "evaluate"],
             "stdin": "closed",
+            "sandbox": self._sandbox_record(),
+            "environment": sorted(self.access.environment(Path("/workspace"))),
         }
+
+    def _sandbox_record(self) -> dict[str, Any]:
+        """How the agent is confined, for the manifest (its network and GPU included)."""
+        if self.sandbox is None:
+            return {**NO_SANDBOX, "network": True, "gpu": True}
+        record = self.sandbox.describe()
+        namespaces = [n for n in record["namespaces"] if n != "network" or not self.access.network]
+        return {**record, "namespaces": namespaces, "writable": "its workspace only",
+                "network": self.access.network, "gpu": self.access.gpu}
+
+    def _confine(self, argv: list[str], workspace: Path) -> list[str]:
+        """``argv`` in the agent's sandbox, its workspace the one place it writes; as it is without one."""
+        if self.sandbox is None:
+            return argv
+        readable = [Path(a) for a in self.argv if Path(a).is_absolute() and Path(a).exists()]
+        return self.sandbox.wrap(argv, scratch=workspace, readable=readable, network=self.access.network,
+                                 gpu=self.access.gpu, env=self.access.environment(workspace), filter_env=False,
+                                 hostname="kbench-agent")
+
+    def _evaluate_command(self, candidate: Path, problem: Path, flags: list[str]) -> list[str]:
+        """``kbench eval`` with the run's settings, as the ``evaluate`` tool asks for it."""
+        j = self.judge
+        return [sys.executable, "-m", "kbench", "eval", str(candidate), "--problem", str(problem), "--device",
+                j.device, "--size", j.size, "--trials", str(j.trials), "--timeout", f"{j.timeout:g}", "--policy",
+                j.policy, *["--cuda-graph"] * j.cuda_graph, *["--no-sandbox"] * (not j.sandbox), "--dtype", j.dtype,
+                *flags]
 
     def generate(self, request: Request) -> Reply:
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="kbench-agent-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="kbench-agent-") as scratch, \
+                tempfile.TemporaryDirectory(prefix="kbench-agent-log-") as private:
             workspace = Path(scratch)
             self._prepare(workspace, request)
-            log_path = workspace / ".kbench" / "agent.log"
+            log_path = Path(private) / "agent.log"  # outside the workspace: the agent cannot swap it for a link
             timed_out, returncode = False, None
+            try:
+                server = EvaluateServer(workspace, request.problem_source, self._evaluate_command,
+                                        {**os.environ, **_absolute_pythonpath()})
+            except OSError as exc:
+                return Reply(None, error=f"the agent's evaluate tool could not start: {exc}", error_kind="agent")
+            give_to_candidate(workspace)
+            environment = {**self.access.environment(workspace), "HOME": str(workspace)}
             with open(log_path, "wb") as log:
                 try:
                     process = subprocess.Popen(
-                        self.argv, cwd=workspace, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        start_new_session=True, env={**os.environ, "KBENCH_WORKSPACE": str(workspace), **_absolute_pythonpath()},
+                        self._confine(self.argv, workspace), cwd=workspace, stdin=subprocess.DEVNULL, stdout=log,
+                        stderr=subprocess.STDOUT, start_new_session=True, env=environment,
+                        preexec_fn=limit_processes if self.sandbox is not None else None,
                     )
                 except OSError as exc:
+                    server.close()
                     return Reply(None, error=f"the agent could not start: {exc}", error_kind="agent")
                 with self._lock:
                     if self._closed:
@@ -195,13 +249,14 @@ class CommandProvider:
                     _kill_group(process)
                     returncode = process.wait()
                 finally:
-                    _kill_group(process)  # whatever it left running in its group
+                    _kill_group(process)  # whatever it left running in its group (its sandbox ends the rest)
+                    server.close()
                     with self._lock:
                         self._running.discard(process)
             output = _tail(log_path, AGENT_LOG_CHARS)
-            solution = _read_solution(workspace / "solution.py")
-            usage = _read_usage(workspace / "usage.json")
-            tool_calls = _count_lines(workspace / ".kbench" / "tool_calls.log")
+            solution = _read_solution(workspace)
+            usage = _read_usage(workspace)
+            tool_calls = server.calls
         details = {
             "returncode": returncode,
             "timed_out": timed_out,
@@ -226,11 +281,7 @@ class CommandProvider:
             (workspace / "solution.py").write_text(request.previous_solution)
         (workspace / "INSTRUCTIONS.md").write_text(request.prompt)
         tool = workspace / "evaluate"
-        j = self.judge
-        tool.write_text(EVALUATE_TOOL.format(python=sys.executable, device=j.device, size=j.size,
-                                             trials=str(j.trials), timeout=f"{j.timeout:g}", policy=j.policy,
-                                             judge_flags=["--cuda-graph"] * j.cuda_graph + ["--no-sandbox"] * (not j.sandbox)
-                                             + ["--dtype", j.dtype]))
+        tool.write_text(TOOL.format(python=sys.executable, socket=SOCKET))
         tool.chmod(0o755)
 
     def instructions(self, prompt: str, previous_solution: str | None) -> str:
@@ -268,20 +319,16 @@ def _tail(path: Path, chars: int) -> str:
     return ("[... earlier output cut ...]\n" + text) if size > chars else text
 
 
-def _read_solution(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_SOLUTION_BYTES:
-            return None
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+def _read_solution(workspace: Path) -> str | None:
+    data = read_plain_file(workspace, "solution.py", MAX_SOLUTION_BYTES)
+    return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-def _read_usage(path: Path) -> dict[str, Any]:
+def _read_usage(workspace: Path) -> dict[str, Any]:
     """The agent's own account of tokens and cost; anything malformed is ignored."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_plain_file(workspace, "usage.json", 100_000) or b"")
+    except ValueError:
         return {}
     if not isinstance(data, dict):
         return {}
@@ -293,13 +340,6 @@ def _read_usage(path: Path) -> dict[str, Any]:
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
         usage["cost_usd"] = float(cost)
     return usage
-
-
-def _count_lines(path: Path) -> int:
-    try:
-        return len(path.read_text().splitlines())
-    except OSError:
-        return 0
 
 
 def _absolute_pythonpath() -> dict[str, str]:

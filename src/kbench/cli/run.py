@@ -76,6 +76,15 @@ def run_command(
         None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}]."
     ),
     agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version]."),
+    # A command agent's sandbox (docs/agent.md): what it may reach beyond its workspace, kept with the run.
+    agent_network: Optional[bool] = typer.Option(None, "--agent-network/--no-agent-network", help="Let a command "
+                                                 "agent reach the network (one that calls a model's API needs it) "
+                                                 "[default: no]."),
+    agent_gpu: Optional[bool] = typer.Option(None, "--agent-gpu/--no-agent-gpu", help="Let a command agent use the "
+                                             "GPU itself (its evaluate tool judges on it either way) [default: no]."),
+    agent_env: Optional[List[str]] = typer.Option(None, help="Environment variables a command agent receives, by "
+                                                  "name (an API key), comma-separated or repeated [default: none "
+                                                  "beyond PATH, LANG, CUDA_*, TRITON_*, ...]."),
     prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one."),
     env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins)."),
     api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
@@ -180,6 +189,7 @@ def run_command(
             sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)),
             max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
             agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
+            agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None),
         )
         config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
         devices = _devices(gpus, config.device)
@@ -246,6 +256,7 @@ class _Generation:
     request_timeout: float
     agent_time_limit: float | None
     agent_version: str | None
+    agent_access: tuple[bool | None, bool | None, list[str] | None]  # network, GPU, variables (None: not given)
     prices: Path | None
     env_file: Path
     api_key_env: str | None
@@ -337,6 +348,7 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
                                           judged["policy"], judged["cuda_graph"], judged["sandbox"], judged["dtype"]),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
+            access=_agent_access(options.agent_access, stored_agent),
         )
         price = None
     else:
@@ -370,6 +382,17 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         **judged,
     )
     return config, plan, the_agent
+
+
+def _agent_access(given: tuple[bool | None, bool | None, list[str] | None],
+                  stored: dict[str, Any]) -> command_agent.AgentAccess:
+    """A command agent's network, GPU and variables: as given, else as the run stored them, else none."""
+    network, gpu, env = given
+    return command_agent.AgentAccess(
+        network=network if network is not None else bool(stored.get("network", False)),
+        gpu=gpu if gpu is not None else bool(stored.get("gpu", False)),
+        env=tuple(env if env is not None else stored.get("env", ())),
+    )
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,

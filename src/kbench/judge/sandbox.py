@@ -84,26 +84,33 @@ class Sandbox:
         }
 
     def wrap(self, argv: list[str], *, scratch: Path, build: Path | None = None,
-             readable: Iterable[Path] = (), env: dict[str, str]) -> list[str]:
+             readable: Iterable[Path] = (), env: dict[str, str], network: bool = False, gpu: bool = True,
+             filter_env: bool = True, hostname: str = "kbench-candidate") -> list[str]:
         """``argv`` confined: ``scratch`` (its working directory) and ``build`` (seen at
         ``BUILD_MOUNT``) are the only places it can write; ``readable`` (with the system
         and the Python running ``argv[0]``) the only other places it can see. Run as
-        root, the caller makes the writable places uid 65534's (``give_to_candidate``)."""
-        cmd = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try", "--die-with-parent", "--hostname", "kbench-candidate", "--clearenv"]
-        for key, value in sorted(candidate_env(env).items()):
+        root, the caller makes the writable places uid 65534's (``give_to_candidate``).
+
+        A candidate has no network and sees the GPU. An external agent (kbench.agents.
+        command_agent) is given what its run allows: the host's network (``network``),
+        the GPU's device nodes or none (``gpu``), and ``env`` as chosen by the caller
+        (``filter_env=False``) instead of the candidate's few variables."""
+        cmd = [self.bwrap, "--unshare-pid", *(() if network else ("--unshare-net",)), "--unshare-ipc",
+               "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--hostname", hostname, "--clearenv"]
+        for key, value in sorted((candidate_env(env) if filter_env else env).items()):
             cmd += ["--setenv", key, value]
         cmd += ["--setenv", "HOME", str(scratch), "--setenv", "TMPDIR", "/tmp"]
         for directory in SYSTEM_DIRS:
             cmd += ["--ro-bind-try", directory, directory]
         cmd += ["--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp",
                 "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm"]
-        for pattern in GPU_NODES:
+        for pattern in GPU_NODES if gpu else ():
             for node in sorted(glob.glob(pattern)):
                 cmd += ["--dev-bind", node, node]
         from_host = [Path(d) for d in SYSTEM_DIRS]  # what shows the host's own files below it
         made = {Path("/tmp"), Path("/dev"), Path("/dev/shm"), Path("/proc")}  # fresh: empty below
-        read_only = sorted({_real(p) for p in [*readable, *python_dirs()]}, key=lambda p: len(p.parts))
+        resolver = [_real("/etc/resolv.conf")] if network and os.path.exists("/etc/resolv.conf") else []
+        read_only = sorted({_real(p) for p in [*readable, *python_dirs(), *resolver]}, key=lambda p: len(p.parts))
         for path, flag in [*((p, "--ro-bind") for p in read_only),
                            (_real(scratch), "--bind")]:
             if flag == "--ro-bind" and _under(path, from_host):

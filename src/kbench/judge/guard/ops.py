@@ -13,7 +13,11 @@ from C++ inside an extension: ``at::exp`` is dispatched too) is one of:
   kernels of its own that do the rest of the reference's work;
 - data movement with computed addresses (``REARRANGING``): concatenation,
   padding, indexing, gathers, masks, nearest upsampling. Glue beside kernels,
-  unless moving data is all the reference does;
+  unless moving data is all the reference does; but movement that does
+  arithmetic on values computes, and the recorder names it so
+  (``guard.provenance``): a scatter or ``index_put`` that accumulates
+  (``index_put[accumulate]``, ``scatter[reduce=add]``), a lookup or mask
+  keyed by floating-point values forward converted (``index[by value]``);
 - everything else computes: arithmetic, activations, reductions,
   normalisations, comparisons, sorting, scans, pooling.
 
@@ -90,6 +94,9 @@ def torch_compute_findings(reference_ops: list[str] | set[str], candidate_ops: l
     plain = sorted(op for op in ran if library_call(op) is None and op not in REARRANGING)
     if plain:
         reasons.append(f"forward computes with PyTorch operations: {', '.join(plain)}")
+        if any("[" in op for op in plain):
+            reasons[-1] += (" (data movement that accumulates, or whose index or mask forward converted from "
+                            "floating-point values, computes)")
     foreign = sorted(op for op in ran if library_call(op) and library_call(op) not in made)
     if foreign:
         reasons.append(f"forward leaves {', '.join(foreign)} to PyTorch, a library call of a kind the reference "

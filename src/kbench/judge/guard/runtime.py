@@ -26,6 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from kbench.judge import state
 from kbench.judge.compare import leaves
 from kbench.judge.guard import Finding
+from kbench.judge.guard.provenance import Provenance
 
 _equal = torch.equal
 _current_frames = sys._current_frames
@@ -60,7 +61,7 @@ PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldn
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
     "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.compare",
-    "kbench.judge.state",
+    "kbench.judge.state", "kbench.judge.guard.provenance",
 )
 
 
@@ -257,7 +258,9 @@ def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class OpRecorder(TorchDispatchMode):
-    """Records the names of the aten operations a forward call executes."""
+    """Records the names of the aten operations a forward call executes, with
+    the qualifiers of ``provenance.Provenance`` where data movement computes
+    (``index_put[accumulate]``, ``masked_fill[by value]``)."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -270,14 +273,23 @@ class OpRecorder(TorchDispatchMode):
         super().__init__()
         self.ops: set[str] = set()  # PyTorch's by their names; an extension's as ns::name
         self.foreign_ops: set[str] = set()  # registered outside PyTorch's namespaces: an extension's own
+        self.provenance = Provenance()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
+        kwargs = kwargs or {}
         if getattr(func, "namespace", "aten") not in PYTORCH_NAMESPACES:
             name = f"{func.namespace}::{name}"
             self.foreign_ops.add(name)
-        self.ops.add(name)
-        return func(*args, **(kwargs or {}))
+            self.ops.add(name)
+            return func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException:
+            self.ops.add(name)
+            raise
+        self.ops.add(self.provenance.qualified(name, func, args, kwargs, out))
+        return out
 
 
 def compute_ops(ops: set[str] | list[str]) -> set[str]:
