@@ -96,13 +96,18 @@ def summarize(
     overhead_ms: float | None = None,
     judge_samples: list[float] | None = None,
 ) -> Timing:
+    """The distribution of ``samples`` (at least one). The judge lets only finite,
+    non-negative readings through (kbench.judge.calls); should any other reach
+    here, the statistics that cannot hold it say NaN rather than raise."""
+    if not samples or not host_samples:
+        raise ValueError("a timing needs at least one call")
     ordered = sorted(samples)
     quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
     return Timing(
         clock=clock,
         median_ms=statistics.median(ordered),
         mean_ms=statistics.fmean(ordered),
-        stdev_ms=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        stdev_ms=_stdev(ordered),
         min_ms=ordered[0],
         max_ms=ordered[-1],
         p25_ms=quartiles[0],
@@ -234,7 +239,12 @@ class Clock:
 class TimedCall:
     """One call the protocol's way: inputs staged, the L2 flushed, everything
     synchronised, the call clocked. Every call a worker makes for the judge
-    (trial, timed or checked) is one of these: nothing tells them apart."""
+    (trial, timed, checked or recorded) is one of these: nothing tells them apart.
+
+    Before the clock stops, the output is inspected (``not_plain``): a lazy
+    object that would compute when its fingerprint first touches it, after the
+    clock, is reported as such (``output-subclass``) in every call, not only
+    in one the candidate can tell apart."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
                  stage: Callable[[list[Any]], Callable[[], Any]] | None = None):
@@ -242,12 +252,65 @@ class TimedCall:
         self.flush = CacheFlusher(device)
         self.stage = stage or (lambda args: functools.partial(forward, *args))
         self.overhead_ms = statistics.median(self.clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
+        self.not_plain: str | None = None  # of the last call's output: why it is not plain tensors
 
-    def __call__(self, args: list[Any]) -> tuple[float, float, Any]:
-        """(clock ms, host ms, output) of one call on ``args``."""
+    def __call__(self, args: list[Any],
+                 watch: contextlib.AbstractContextManager[Any] | None = None) -> tuple[float, float, Any]:
+        """(clock ms, host ms, output) of one call on ``args``; ``watch`` (the
+        recorded call's watchers) is entered after the flush, around the clock."""
         call = self.stage(args)
         self.flush()
-        return self.clock.time_call(call)
+        with watch or contextlib.nullcontext():
+            clock_ms, host_ms, (out, self.not_plain) = self.clock.time_call(functools.partial(_inspected, call))
+        return clock_ms, host_ms, out
+
+
+_Tensor, _strided = torch.Tensor, torch.strided
+_RETURN_TYPES = frozenset(v for v in vars(torch.return_types).values() if isinstance(v, type))
+_SCALARS = frozenset({type(None), bool, int, float, complex, str})
+_CONTAINER_PROTOCOL = ("__iter__", "__getitem__", "__len__", "__getattribute__", "__getattr__", "__class_getitem__")
+
+
+def _inspected(call: Callable[[], Any]) -> tuple[Any, str | None]:
+    """The call's output, and whether it is not plain (inside the clock)."""
+    out = call()
+    return out, not_plain(out)
+
+
+def not_plain(out: Any) -> str | None:
+    """Why ``out`` is not plain data, or None: every tensor exactly a strided
+    ``torch.Tensor`` (no subclass, no lazy wrapper), held in plain tuples,
+    lists, dicts (or PyTorch's named return tuples) with plain scalars beside
+    them. Nothing here touches a tensor's data or calls the candidate's code:
+    only exact types are read."""
+    pending: list[tuple[str, Any]] = [("output", out)]
+    while pending:
+        where, node = pending.pop()
+        kind = type(node)
+        if kind is _Tensor:
+            if node.layout is not _strided:
+                return f"{where} is a {node.layout} tensor, not a strided one"
+        elif kind is list:
+            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(list.__iter__(node)))
+        elif kind is tuple or kind in _RETURN_TYPES or _plain_tuple(kind):
+            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(tuple.__iter__(node)))
+        elif kind is dict:
+            for key in dict.__iter__(node):
+                if type(key) not in _SCALARS:
+                    return f"{where} has a key of type {type(key).__name__}"
+                pending.append((f"{where}[{key!r}]", dict.__getitem__(node, key)))
+        elif kind not in _SCALARS:
+            return f"{where} is a {kind.__name__}, not a torch.Tensor"
+    return None
+
+
+def _plain_tuple(kind: type) -> bool:
+    """A tuple subclass that only names its fields (a namedtuple): nothing in its
+    classes changes how it is iterated, indexed or measured."""
+    if not issubclass(kind, tuple) or type(kind) is not type:
+        return False
+    return not any(name in vars(base) for base in kind.__mro__ if base not in (tuple, object)
+                   for name in _CONTAINER_PROTOCOL)
 
 
 class StopRule:
@@ -296,6 +359,10 @@ class StopRule:
         return "timed"
 
     def record(self, kind: str, clock_ms: float, host_ms: float) -> None:
+        """Count one call. A reading that is no time at all (NaN, infinite,
+        negative) is refused here too, though the judge refuses it first."""
+        if not all(math.isfinite(ms) and ms >= 0 for ms in (clock_ms, host_ms)):
+            raise ValueError(f"not a time: clock {clock_ms!r} ms, host {host_ms!r} ms")
         if kind == "warmup":
             self.warmup_calls += 1
         else:
@@ -464,6 +531,15 @@ def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
     if settings.cuda_graph and not device.startswith("cuda"):
         raise ValueError(f"CUDA-graph timing needs a CUDA device, not {device}")
     return settings
+
+
+def _stdev(ordered: list[float]) -> float:
+    if len(ordered) < 2:
+        return 0.0
+    try:
+        return statistics.stdev(ordered)
+    except (ArithmeticError, AttributeError, ValueError):  # statistics' exact sums fail on NaN and infinities
+        return math.nan
 
 
 def _finite_or_none(value: float) -> float | None:
