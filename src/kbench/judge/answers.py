@@ -27,12 +27,12 @@ def reported_findings(answer: Any) -> list[Finding]:
     return [Finding(f["rule"], f["message"]) for f in reported]
 
 
-def recorded_ops(recorded: Any) -> list[str]:
-    """The operations of the recorded call, as its series' answer reported them."""
+def recorded_call(recorded: Any) -> tuple[list[str], list[Finding]]:
+    """The operations and findings of the recorded call, as its series' answer reported them."""
     ops = recorded.get("ops") if isinstance(recorded, dict) else None
     if not (isinstance(ops, list) and all(isinstance(op, str) for op in ops)):
         raise WorkerLost("protocol", "the recorded call's report is missing or malformed")
-    return ops
+    return ops, reported_findings(recorded)
 
 
 def failure_phase(answer: dict[str, Any]) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
 from kbench.judge import tracebacks
-from kbench.judge.answers import failure_phase, recorded_ops, reported_findings, seconds
+from kbench.judge.answers import failure_phase, recorded_call, reported_findings, seconds
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
@@ -214,8 +214,7 @@ class _Evaluation:
 
     def _trial_calls(self, reference: Worker, candidate: Worker, seeds: list[int], record: bool = False,
                      what: str = "trial"):
-        """One call per seed, each saved (the candidate learns that after the call) and checked;
-        with ``record``, one chosen in secret recorded (``self.recorded``: its index and report)."""
+        """Calls on ``seeds``, each saved and checked; with ``record``, a secret one recorded (``self.recorded``)."""
         settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
                            max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
@@ -255,11 +254,12 @@ class _Evaluation:
         record_at, recorded = self.recorded
         if record_at is None:  # no trials, no call recorded
             return
-        self._consider(reported_findings(recorded))
+        ops, findings = recorded_call(recorded)
+        self._consider(findings)
         self.seeds["record"] = self.seeds["trials"][record_at]
         message = {"op": "record", "seed": self.seeds["record"]}
         reference_ops = self.reference_side.ask(reference, "recording the reference's operations", message)["ops"]
-        self._consider(reference_op_findings(reference_ops, recorded_ops(recorded)))
+        self._consider(reference_op_findings(reference_ops, ops))
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
         """Time the candidate and each baseline column, alternating, over several rounds.

@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import torch
 
+from kbench.judge.plain import not_plain
+
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
@@ -96,9 +98,7 @@ def summarize(
     overhead_ms: float | None = None,
     judge_samples: list[float] | None = None,
 ) -> Timing:
-    """The distribution of ``samples`` (at least one). The judge lets only finite,
-    non-negative readings through (kbench.judge.calls); should any other reach
-    here, the statistics that cannot hold it say NaN rather than raise."""
+    """The distribution of ``samples`` (at least one; a reading that is no time gives NaN, not an error)."""
     if not samples or not host_samples:
         raise ValueError("a timing needs at least one call")
     ordered = sorted(samples)
@@ -240,11 +240,7 @@ class TimedCall:
     """One call the protocol's way: inputs staged, the L2 flushed, everything
     synchronised, the call clocked. Every call a worker makes for the judge
     (trial, timed, checked or recorded) is one of these: nothing tells them apart.
-
-    Before the clock stops, the output is inspected (``not_plain``): a lazy
-    object that would compute when its fingerprint first touches it, after the
-    clock, is reported as such (``output-subclass``) in every call, not only
-    in one the candidate can tell apart."""
+    Each output is inspected before the clock stops (kbench.judge.plain)."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
                  stage: Callable[[list[Any]], Callable[[], Any]] | None = None):
@@ -265,52 +261,10 @@ class TimedCall:
         return clock_ms, host_ms, out
 
 
-_Tensor, _strided = torch.Tensor, torch.strided
-_RETURN_TYPES = frozenset(v for v in vars(torch.return_types).values() if isinstance(v, type))
-_SCALARS = frozenset({type(None), bool, int, float, complex, str})
-_CONTAINER_PROTOCOL = ("__iter__", "__getitem__", "__len__", "__getattribute__", "__getattr__", "__class_getitem__")
-
-
 def _inspected(call: Callable[[], Any]) -> tuple[Any, str | None]:
     """The call's output, and whether it is not plain (inside the clock)."""
     out = call()
     return out, not_plain(out)
-
-
-def not_plain(out: Any) -> str | None:
-    """Why ``out`` is not plain data, or None: every tensor exactly a strided
-    ``torch.Tensor`` (no subclass, no lazy wrapper), held in plain tuples,
-    lists, dicts (or PyTorch's named return tuples) with plain scalars beside
-    them. Nothing here touches a tensor's data or calls the candidate's code:
-    only exact types are read."""
-    pending: list[tuple[str, Any]] = [("output", out)]
-    while pending:
-        where, node = pending.pop()
-        kind = type(node)
-        if kind is _Tensor:
-            if node.layout is not _strided:
-                return f"{where} is a {node.layout} tensor, not a strided one"
-        elif kind is list:
-            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(list.__iter__(node)))
-        elif kind is tuple or kind in _RETURN_TYPES or _plain_tuple(kind):
-            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(tuple.__iter__(node)))
-        elif kind is dict:
-            for key in dict.__iter__(node):
-                if type(key) not in _SCALARS:
-                    return f"{where} has a key of type {type(key).__name__}"
-                pending.append((f"{where}[{key!r}]", dict.__getitem__(node, key)))
-        elif kind not in _SCALARS:
-            return f"{where} is a {kind.__name__}, not a torch.Tensor"
-    return None
-
-
-def _plain_tuple(kind: type) -> bool:
-    """A tuple subclass that only names its fields (a namedtuple): nothing in its
-    classes changes how it is iterated, indexed or measured."""
-    if not issubclass(kind, tuple) or type(kind) is not type:
-        return False
-    return not any(name in vars(base) for base in kind.__mro__ if base not in (tuple, object)
-                   for name in _CONTAINER_PROTOCOL)
 
 
 class StopRule:
@@ -359,8 +313,7 @@ class StopRule:
         return "timed"
 
     def record(self, kind: str, clock_ms: float, host_ms: float) -> None:
-        """Count one call. A reading that is no time at all (NaN, infinite,
-        negative) is refused here too, though the judge refuses it first."""
+        """Count one call; a reading that is no time (the judge refuses it first) is a ValueError."""
         if not all(math.isfinite(ms) and ms >= 0 for ms in (clock_ms, host_ms)):
             raise ValueError(f"not a time: clock {clock_ms!r} ms, host {host_ms!r} ms")
         if kind == "warmup":

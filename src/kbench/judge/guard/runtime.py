@@ -74,7 +74,8 @@ PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldn
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
     "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.compare",
-    "kbench.judge.state", "kbench.judge.wire", "kbench.judge.failure", "kbench.judge.vmm", "kbench.judge.guard",
+    "kbench.judge.state", "kbench.judge.wire", "kbench.judge.plain", "kbench.judge.failure", "kbench.judge.vmm",
+    "kbench.judge.guard",
 )
 # The library modules the worker reports through: its answers are JSON (written by
 # kbench.judge.wire, which keeps its own references, but watched all the same).
