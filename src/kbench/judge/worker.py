@@ -38,7 +38,6 @@ the last a Unix socket for device buffers' descriptors (kbench.judge.vmm).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import hashlib
 import importlib.util
