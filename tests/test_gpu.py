@@ -73,7 +73,7 @@ def test_a_graphed_column_reads_each_calls_values_from_its_fixed_inputs():
     them for each call, not a copy of the first call's values."""
     import torch
 
-    from kbench.judge.timing import StaticInputs
+    from kbench.judge.graphs import StaticInputs
 
     staged = StaticInputs(torch.compile(lambda x: torch.relu(x) * 2, mode="reduce-overhead"))
     for value in (-1.0, 1.0, 2.0, 3.0, -4.0, 5.0):

@@ -60,7 +60,8 @@ def test_pooled_rounds_and_the_speedup_interval():
 def test_cuda_graph_timing_is_refused_off_a_gpu():
     import pytest
 
-    from kbench.judge.timing import GraphedCall, GraphError, check_settings
+    from kbench.judge.graphs import GraphedCall, GraphError
+    from kbench.judge.timing import check_settings
 
     assert check_settings(TimingSettings(), "cpu") == TimingSettings()
     with pytest.raises(ValueError, match="CUDA-graph timing needs a CUDA device"):
@@ -74,7 +75,7 @@ def test_graph_inputs_are_copied_in_place_and_a_changed_structure_is_refused():
     them, and a call the graph did not capture (other shape, dtype or scalar) refused."""
     import pytest
 
-    from kbench.judge.timing import GraphError, _copy_into
+    from kbench.judge.graphs import GraphError, _copy_into
 
     captured = [torch.zeros(3), 2, [torch.zeros(2)]]
     buffers = [captured[0], captured[2][0]]
@@ -96,7 +97,7 @@ def test_a_graphed_column_reads_fixed_inputs_marked_static():
     """A column that replays its own CUDA graphs gets, under CUDA-graph timing,
     the first call's tensors as fixed buffers marked static (so its graphs need
     not copy them) and every later call's values copied into them beforehand."""
-    from kbench.judge.timing import StaticInputs
+    from kbench.judge.graphs import StaticInputs
 
     seen = []
     staged = StaticInputs(lambda x, scale: seen.append(x) or x * scale)

@@ -35,7 +35,7 @@ COLUMNS: dict[str, dict[str, str] | None] = {
     "cudagraphs": {"backend": "cudagraphs"},
 }
 # Columns that replay CUDA graphs themselves: CUDA-graph timing does not capture them again, it only
-# gives them fixed input buffers (timing.StaticInputs).
+# gives them fixed input buffers (graphs.StaticInputs).
 GRAPHED_COLUMNS = frozenset({"compile-max-autotune", "compile-reduce-overhead", "cudagraphs"})
 CUDA_ONLY = {"compile-reduce-overhead", "cudagraphs"}  # CUDA graphs: nothing to capture on a CPU
 # Bumped when the way a column is measured changes, so that old cache entries stop matching

@@ -19,6 +19,7 @@ about the time, which ``trusted_clock_findings`` bounds by the judge's clock.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
@@ -57,6 +58,7 @@ class Call:
     index: int
     seed: int
     kind: str  # "warmup" or "timed"
+    recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
     judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported returned
     digest_ms: float = 0.0  # the judge's clock: call reported returned -> its fingerprints reported
     clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
@@ -102,12 +104,23 @@ class CallDriver:
     worker was timed on); ``rule`` says how many calls; ``checks`` which to save;
     ``on_call`` is told of each call as it is handed out, before the judge's clock
     for it starts (a progress display of the trials); ``on_saved`` checks each
-    saved call and returns the comparison.
+    saved call and returns the comparison; ``on_finding`` hears of a call whose
+    output the worker saw was not plain tensors before its clock stopped
+    (``output-subclass``; unheard, as for the reference, it is let be).
+    With ``record``, one call, picked in secret (``random.SystemRandom``) among
+    the series' first ``min_calls`` (all of a trial series), is the one the
+    worker is told to record the operations of (``record_at``): the recorded
+    call is one of the judged calls, at a place only the judge knows.
+
+    Every report is checked before it is used: one the protocol does not
+    allow is ``WorkerLost("protocol")``, a reading no clock gives (NaN,
+    infinite, negative) a ``forged-report`` violation.
     """
 
     def __init__(self, settings: TimingSettings, seeds: Callable[[], int], checks: Checks | None = None,
                  deadline: float | None = None, on_call: Callable[[Call], None] | None = None,
-                 on_saved: Callable[[Call], Any] | None = None):
+                 on_saved: Callable[[Call], Any] | None = None, *,
+                 on_finding: Callable[[Finding], None] | None = None, record: bool = False):
         self.rule = StopRule(settings, deadline)
         self.deadline = deadline if deadline is not None else float("inf")
         self.seeds = seeds
@@ -121,6 +134,9 @@ class CallDriver:
         self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
         self.on_call = on_call
         self.on_saved = on_saved
+        self.on_finding = on_finding
+        picks = settings.min_calls
+        self.record_at = random.SystemRandom().randrange(picks) if record and picks > 0 else None
 
     def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
         """The judge's order in answer to a worker's report."""
@@ -151,20 +167,27 @@ class CallDriver:
         call = self.open
         if call is None or self._called_at is not None:
             raise WorkerLost("forged", "the worker reported a call the judge did not hand out")
-        try:
-            call.clock_ms, call.host_ms = float(called["clock_ms"]), float(called["host_ms"])
-        except (TypeError, KeyError, ValueError) as exc:
-            raise WorkerLost("protocol", f"malformed call report ({exc})") from exc
+        if not isinstance(called, dict):
+            raise WorkerLost("protocol", "malformed call report")
+        call.clock_ms = reading(called.get("clock_ms"), f"call {call.index}'s clock")
+        call.host_ms = reading(called.get("host_ms"), f"call {call.index}'s host clock")
+        odd = called.get("output")
+        if odd is not None:
+            if not isinstance(odd, str):
+                raise WorkerLost("protocol", "malformed call report")
+            if self.on_finding is not None:
+                self.on_finding(Finding("output-subclass", f"call {call.index}: {odd[:300]} (seen before its clock "
+                                        "stopped)"))
         self._called_at = received
 
     def _reported(self, done: Any, received: float) -> Call:
         call = self.open
         if call is None or self._called_at is None:
             raise WorkerLost("forged", "the worker reported fingerprints of a call it did not report")
-        try:
-            call.fingerprint = {"output": str(done["output"]), "inputs": str(done["inputs"])}
-        except (TypeError, KeyError) as exc:
-            raise WorkerLost("protocol", f"malformed call report ({exc})") from exc
+        fingerprints = {key: done.get(key) for key in ("output", "inputs")} if isinstance(done, dict) else {}
+        if not (fingerprints and all(isinstance(f, str) for f in fingerprints.values())):
+            raise WorkerLost("protocol", "malformed call report")
+        call.fingerprint = fingerprints
         call.judge_ms = (self._called_at - self._sent_at) * 1000
         call.digest_ms = (received - self._called_at) * 1000
         self.open, self._called_at = None, None
@@ -177,9 +200,10 @@ class CallDriver:
         if last is None or last.saved is None or last.devices is not None:
             raise WorkerLost("forged", "the worker reported a save the judge did not ask for")
         devices, layout = (saved.get("devices"), saved.get("layout")) if isinstance(saved, dict) else (None, None)
-        if not isinstance(devices, dict) or not isinstance(layout, (dict, type(None))):
+        if not isinstance(devices, dict) or not isinstance(layout, (dict, type(None))) \
+                or not all(isinstance(v, str) for v in devices.values()):
             raise WorkerLost("protocol", "malformed save report")
-        last.devices = {str(k): str(v) for k, v in devices.items()}
+        last.devices = dict(devices)
         last.layout = layout
         if self.on_saved is not None:
             started = time.monotonic()
@@ -191,11 +215,15 @@ class CallDriver:
         if self._upcoming is None:
             self.finished = True
             return {"stop": True}
-        self.open = Call(index=len(self.calls), seed=self.seeds(), kind=self._upcoming)
+        index = len(self.calls)
+        self.open = Call(index=index, seed=self.seeds(), kind=self._upcoming, recorded=index == self.record_at)
+        order: dict[str, Any] = {"seed": self.open.seed}
+        if self.open.recorded:
+            order["record"] = True
         if self.on_call is not None:
             self.on_call(self.open)
         self._sent_at = time.monotonic()
-        return {"seed": self.open.seed}
+        return order
 
     def timed(self) -> list[Call]:
         return [c for c in self.calls if c.kind == "timed"]
@@ -206,8 +234,29 @@ class CallDriver:
     def timing(self, device: str, final: dict[str, Any]) -> Timing:
         """The distribution of the timed calls, built here from the reports, with the judge's own times."""
         overhead = final.get("overhead_ms")
-        overhead = float(overhead) if isinstance(overhead, (int, float)) else None
+        overhead = float(overhead) if is_reading(overhead) else None
         return self.rule.timing(clock_name(device), overhead, [c.judge_ms for c in self.timed()])
+
+
+def is_reading(value: Any) -> bool:
+    """A number a clock could read: finite and not negative."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        value = float(value)
+    except OverflowError:  # an integer past any float
+        return False
+    return math.isfinite(value) and value >= 0
+
+
+def reading(value: Any, what: str) -> float:
+    """A clock reading from a worker: a number (else the protocol is broken), finite
+    and not negative (else it was forged: no clock reads NaN, infinity or less than nothing)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise WorkerLost("protocol", f"malformed call report: {what} is not a number")
+    if not is_reading(value):
+        raise ProtocolViolation(Finding("forged-report", f"{what} read {value!r} ms, which no clock reads"))
+    return float(value)
 
 
 def trusted_clock_findings(candidate: list[list[Call]], eager: list[list[Call]],

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
 from kbench.judge import background, tracebacks
+from kbench.judge.answers import failure_phase, recorded_call, reported_findings, seconds
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
 from kbench.judge.compare import Comparison
@@ -185,21 +186,21 @@ class _Evaluation:
                 ref_loaded = self.reference_side.ask(reference, "loading the problem")
                 loaded = self._ask_candidate(candidate, "building and loading the solution")
             self.reference_side.loaded = ref_loaded
-            self.phase_seconds["build"] = float(loaded.get("import_seconds", 0.0))
-            self._consider_answer(loaded)
+            self.phase_seconds["build"] = seconds(loaded.get("import_seconds"))
+            self._consider(reported_findings(loaded))
 
             if other_size:
                 self._other_size_trial(reference, candidate, other_size)
             self.seeds["trials"] = [secrets.randbits(62) for _ in range(self.trials)]
             with self._phase("trials"):
-                for index, comparison in enumerate(self._trial_calls(reference, candidate, self.seeds["trials"])):
+                for index, comparison in enumerate(self._trial_calls(reference, candidate, self.seeds["trials"], True)):
                     self.record["trials"].append(Trial(index=index, ok=comparison.ok, **comparison.errors()))
                     if not comparison.ok:
                         raise _Verdict("incorrect", f"trial {index}: {comparison.check}: {comparison.detail}")
             findings, self.style_findings = self.style_findings, []
             self._consider(findings)
             with self._phase("record"):
-                self._record_ops(reference, candidate)
+                self._record_ops(reference)
             if measure_time:
                 self._measure(reference, candidate)
             candidate.assert_quiet()
@@ -214,14 +215,17 @@ class _Evaluation:
         checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 
-    def _trial_calls(self, reference: Worker, candidate: Worker, seeds: list[int], what: str = "trial"):
-        """One call per seed, each saved (the candidate learns that after the call) and checked."""
+    def _trial_calls(self, reference: Worker, candidate: Worker, seeds: list[int], record: bool = False,
+                     what: str = "trial"):
+        """Calls on ``seeds``, each saved and checked; with ``record``, a secret one recorded (``self.recorded``)."""
         settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
                            max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
                                        Checks(self.tmp, what.replace(" ", "-"), every=True),
                                        on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"),
-                                       on_check=lambda call: self.tell(f"checking {what} {call.index + 1} of {len(seeds)}"))
+                                       on_check=lambda call: self.tell(f"checking {what} {call.index + 1} of {len(seeds)}"),
+                                       record=record)
+        self.recorded = (driver.record_at, driver.final.get("recorded"))
         for call in driver.saved():
             yield call.comparison
 
@@ -231,7 +235,7 @@ class _Evaluation:
             where = f"at the problem's {other_size} size"
             try:
                 comparison = next(self._trial_calls(reference, candidate, [self.seeds["other_size"]],
-                                                    f"{other_size}-size trial"))
+                                                    what=f"{other_size}-size trial"))
             except _Verdict as failed:
                 if failed.status in ("rejected", "timeout"):  # another rule's verdict, or no answer: say where
                     raise _Verdict(failed.status, f"{where}: {failed.reason}") from failed
@@ -248,16 +252,17 @@ class _Evaluation:
             self.reference_side.loaded["work"] = resized["work"]  # the speed of light of the judged size
             self._ask_candidate(candidate, "building the model at the test size", resize)
 
-    def _record_ops(self, reference: Worker, candidate: Worker) -> None:
-        """One call on each side, apart from the judged ones, with the operations
-        recorded (the reference-op rule) and the candidate's runtime guard watching."""
-        self.seeds["record"] = secrets.randbits(62)
+    def _record_ops(self, reference: Worker) -> None:
+        """The recorded call (a secret trial) as reported, and the reference's ops on its seed."""
+        record_at, recorded = self.recorded
+        if record_at is None:  # no trials, no call recorded
+            return
+        ops, findings = recorded_call(recorded)
+        self._consider(findings)
+        self.seeds["record"] = self.seeds["trials"][record_at]
         message = {"op": "record", "seed": self.seeds["record"]}
-        self.tell("recording the operations forward runs")
-        answer = self._ask_candidate(candidate, "recording the operations forward runs", message)
-        self._consider_answer(answer)
         reference_ops = self.reference_side.ask(reference, "recording the reference's operations", message)["ops"]
-        self._consider(reference_op_findings(reference_ops, answer.get("ops", [])))
+        self._consider(reference_op_findings(reference_ops, ops))
 
     def _measure(self, reference: Worker, candidate: Worker) -> None:
         """Time the candidate and each baseline column, alternating, over several rounds.
@@ -356,14 +361,16 @@ class _Evaluation:
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
                          seeds: SeedFeed, checks: Checks, round_index: int | None = None,
                          on_call: Callable[[Call], None] | None = None,
-                         on_check: Callable[[Call], None] = lambda call: None) -> CallDriver:
+                         on_check: Callable[[Call], None] = lambda call: None,
+                         record: bool = False) -> CallDriver:
         """A series of the candidate's calls, driven from here (kbench.judge.calls), each
         saved call checked by the reference as it is saved (``on_check`` told first)."""
         def check(call: Call) -> Comparison:
             on_check(call)
             return self._check_call(reference, candidate, call, f"checking call {call.index} of {what}")
 
-        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check)
+        driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check,
+                            on_finding=lambda finding: self._consider([finding]), record=record)
         try:
             driver.final = self._ask_candidate(candidate, what, calls_message(settings, round_index), driver)
         except ProtocolViolation as violation:
@@ -377,7 +384,7 @@ class _Evaluation:
                 candidate.close()
                 self.reference_side.ask(reference, what, {"op": "record", "seed": last.seed})
             raise
-        self._consider_answer(driver.final)
+        self._consider(reported_findings(driver.final))
         if strays := candidate.strays():
             self._consider([Finding("threads", f"{len(strays)} process(es) the solution started still running after "
                                                "its calls (seen from the judge)")])
@@ -419,19 +426,13 @@ class _Evaluation:
         if rejecting:
             raise _Verdict("rejected", rejecting[0].text())
 
-    def _consider_answer(self, answer: dict[str, Any]) -> None:
-        reported = answer.get("findings", [])
-        if not isinstance(reported, list):
-            raise WorkerLost("protocol", "malformed findings in the candidate's answer")
-        self._consider([Finding(str(f.get("rule")), str(f.get("message"))) for f in reported if isinstance(f, dict)])
-
     def _ask_candidate(
         self, candidate: Worker, what: str, message: dict[str, Any] | None = None, orders: CallDriver | None = None
     ) -> dict[str, Any]:
         """The candidate's answer (to ``message``, or to the one already sent)."""
         answer = candidate.request(message, self.deadline, what, orders)
         if not answer["ok"]:
-            phase = answer.get("phase")
+            phase = failure_phase(answer)
             status = PHASE_STATUS.get(phase, "runtime_error")
             reason = f"{phase}: {answer.get('error')}\n{answer.get('traceback', '')}".strip()
             raise _Verdict(status, self._for_author(reason), phase)

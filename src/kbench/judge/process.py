@@ -34,6 +34,7 @@ from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, give_to_candidate, limit_
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
+MAX_ANSWER_DEPTH = 32  # containers within containers: an output's layout is a few levels; a bomb is thousands
 POLL_SECONDS = 0.1
 STOPPED_OR_GONE = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 # Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
@@ -188,10 +189,12 @@ class Worker:
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             answer = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested past the parser's stack
             raise WorkerLost("protocol", f"unreadable answer while {what}") from exc
         if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
             raise WorkerLost("protocol", f"malformed answer while {what}")
+        if nesting_depth(answer) > MAX_ANSWER_DEPTH:
+            raise WorkerLost("protocol", f"an answer nested deeper than {MAX_ANSWER_DEPTH} levels while {what}")
         return answer
 
     def assert_quiet(self) -> None:
@@ -348,6 +351,19 @@ class Worker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def nesting_depth(value: Any) -> int:
+    """How many containers deep a parsed answer goes (walked without recursion:
+    whatever uses the answer next, a recursive walk included, may then trust it)."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            pending.extend((item, depth + 1) for item in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sandbox: Sandbox | None,

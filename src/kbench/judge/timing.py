@@ -29,6 +29,7 @@ from typing import Any, Callable
 import torch
 
 from kbench.judge.l2 import reset_persisting_lines
+from kbench.judge.plain import not_plain
 
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
@@ -99,13 +100,16 @@ def summarize(
     overhead_ms: float | None = None,
     judge_samples: list[float] | None = None,
 ) -> Timing:
+    """The distribution of ``samples`` (at least one; a reading that is no time gives NaN, not an error)."""
+    if not samples or not host_samples:
+        raise ValueError("a timing needs at least one call")
     ordered = sorted(samples)
     quartiles = statistics.quantiles(ordered, n=4) if len(ordered) >= 2 else ordered * 3
     return Timing(
         clock=clock,
         median_ms=statistics.median(ordered),
         mean_ms=statistics.fmean(ordered),
-        stdev_ms=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        stdev_ms=_stdev(ordered),
         min_ms=ordered[0],
         max_ms=ordered[-1],
         p25_ms=quartiles[0],
@@ -252,7 +256,8 @@ class Clock:
 class TimedCall:
     """One call the protocol's way: inputs staged, the L2 flushed, everything
     synchronised, the call clocked. Every call a worker makes for the judge
-    (trial, timed or checked) is one of these: nothing tells them apart."""
+    (trial, timed, checked or recorded) is one of these: nothing tells them apart.
+    Each output is inspected before the clock stops (kbench.judge.plain)."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
                  stage: Callable[[list[Any]], Callable[[], Any]] | None = None):
@@ -260,15 +265,25 @@ class TimedCall:
         self.flush = CacheFlusher(device)
         self.stage = stage or (lambda args: functools.partial(forward, *args))
         self.overhead_ms = statistics.median(self.clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
+        self.not_plain: str | None = None  # of the last call's output: why it is not plain tensors
 
-    def __call__(self, args: list[Any]) -> tuple[float, float, Any]:
-        """(clock ms, host ms, output) of one call on ``args``."""
+    def __call__(self, args: list[Any],
+                 watch: contextlib.AbstractContextManager[Any] | None = None) -> tuple[float, float, Any]:
+        """(clock ms, host ms, output) of one call on ``args``; ``watch`` (the
+        recorded call's watchers) is entered after the flush, around the clock."""
         call = self.stage(args)
         self.flush()
-        timed = self.clock.time_call(call)
+        with watch or contextlib.nullcontext():
+            clock_ms, host_ms, (out, self.not_plain) = self.clock.time_call(functools.partial(_inspected, call))
         if self.flush.device.type == "cuda":  # nothing it marked persisting outlives the call (a baseline comes next)
             reset_persisting_lines()
-        return timed
+        return clock_ms, host_ms, out
+
+
+def _inspected(call: Callable[[], Any]) -> tuple[Any, str | None]:
+    """The call's output, and whether it is not plain (inside the clock)."""
+    out = call()
+    return out, not_plain(out)
 
 
 class StopRule:
@@ -317,6 +332,9 @@ class StopRule:
         return "timed"
 
     def record(self, kind: str, clock_ms: float, host_ms: float) -> None:
+        """Count one call; a reading that is no time (the judge refuses it first) is a ValueError."""
+        if not all(math.isfinite(ms) and ms >= 0 for ms in (clock_ms, host_ms)):
+            raise ValueError(f"not a time: clock {clock_ms!r} ms, host {host_ms!r} ms")
         if kind == "warmup":
             self.warmup_calls += 1
         else:
@@ -376,115 +394,20 @@ def new_placement(device: torch.device, round_index: int) -> torch.Tensor | None
     return torch.empty(steps * PLACEMENT_STEP_BYTES, dtype=torch.uint8, device=device)
 
 
-class GraphError(RuntimeError):
-    """The call cannot be timed as a CUDA graph (its arguments change shape or kind)."""
-
-
-class GraphedCall:
-    """``forward`` captured once into a CUDA graph and replayed, for problems whose
-    time is mostly the launch of many small kernels.
-
-    The first ``stage`` runs ``forward`` a few times on a side stream (so that
-    libraries allocate their workspaces outside the capture), then captures
-    one call on those inputs; every later ``stage`` copies the new inputs into
-    the captured ones (untimed) and returns the replay. The replay's output
-    is the graph's own static buffer, overwritten by the next replay. What a
-    replay computes is what the capture recorded, so a forward that behaves
-    differently while captured is caught by checking a replay's output on
-    inputs it has not seen (the judge's checked call does), and
-    ``capture_context`` (the worker's op recorder, entered once, around the
-    capture) sees the operations the graph holds.
-    """
-
-    WARMUP_CALLS = 3
-
-    def __init__(self, forward: Callable[..., Any], device: torch.device,
-                 capture_context: contextlib.AbstractContextManager[Any] | None = None):
-        if device.type != "cuda":
-            raise GraphError(f"CUDA-graph timing needs a CUDA device, not {device}")
-        self.forward = forward
-        self.device = device
-        self.capture_context = capture_context
-        self.graph: Any = None
-        self.static_args: list[Any] = []
-        self.output: Any = None
-
-    def stage(self, args: list[Any]) -> Callable[[], Any]:
-        if self.graph is None:
-            self._capture(args)
-        else:
-            _copy_into(self.static_args, list(args), "the arguments")
-        return self.replay
-
-    def replay(self) -> Any:
-        _replay_graph(self.graph)
-        return self.output
-
-    def _capture(self, args: list[Any]) -> None:
-        current = torch.cuda.current_stream(self.device)
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(current)
-        with torch.cuda.stream(side):
-            for _ in range(self.WARMUP_CALLS):
-                self.forward(*args)
-        current.wait_stream(side)
-        graph = _CudaGraph()
-        with self.capture_context or contextlib.nullcontext():
-            with _capture_graph(graph):
-                self.output = self.forward(*args)
-        self.graph, self.static_args = graph, list(args)
-
-
-class StaticInputs:
-    """Under CUDA-graph timing, the arguments of a column that replays CUDA
-    graphs itself (reduce-overhead, max-autotune, the cudagraphs backend),
-    staged on the terms ``GraphedCall`` gives eager and candidates.
-
-    Such a column copies arguments at new addresses into its graph's own
-    buffers inside every call; here the first call's tensors become fixed
-    buffers, marked as static addresses (``torch._dynamo.mark_static_address``)
-    so that inductor's graphs read them where they are, and every later call's
-    fresh inputs are copied into them outside the timed region. (The
-    ``cudagraphs`` backend treats only parameters as static and still copies.)
-    """
-
-    def __init__(self, forward: Callable[..., Any]):
-        self.forward = forward
-        self.static_args: list[Any] | None = None
-
-    def stage(self, args: list[Any]) -> Callable[[], Any]:
-        if self.static_args is None:
-            import torch._dynamo  # the column compiled with it already
-
-            for arg in args:
-                if isinstance(arg, torch.Tensor):
-                    torch._dynamo.mark_static_address(arg)
-            self.static_args = list(args)
-        else:
-            _copy_into(self.static_args, list(args), "the arguments")
-        return functools.partial(self.forward, *self.static_args)
-
-
-def _copy_into(static: Any, new: Any, where: str) -> None:
-    """Copy ``new`` into the captured ``static`` arguments, which must have its structure."""
-    if isinstance(static, torch.Tensor) and isinstance(new, torch.Tensor):
-        if static.shape != new.shape or static.dtype != new.dtype:
-            raise GraphError(f"{where}: {tuple(new.shape)} {new.dtype}, where the graph was captured with "
-                             f"{tuple(static.shape)} {static.dtype}")
-        static.copy_(new)
-    elif isinstance(static, (list, tuple)) and isinstance(new, (list, tuple)) and len(static) == len(new):
-        for index, (s, n) in enumerate(zip(static, new)):
-            _copy_into(s, n, f"{where}[{index}]")
-    elif isinstance(static, torch.Tensor) or isinstance(new, torch.Tensor) or type(static) is not type(new) \
-            or static != new:
-        raise GraphError(f"{where} changed from {static!r} to {new!r}: a graph replays the captured call only")
-
-
 def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
     """ValueError for settings this device cannot honour."""
     if settings.cuda_graph and not device.startswith("cuda"):
         raise ValueError(f"CUDA-graph timing needs a CUDA device, not {device}")
     return settings
+
+
+def _stdev(ordered: list[float]) -> float:
+    if len(ordered) < 2:
+        return 0.0
+    try:
+        return statistics.stdev(ordered)
+    except (ArithmeticError, AttributeError, ValueError):  # statistics' exact sums fail on NaN and infinities
+        return math.nan
 
 
 def _finite_or_none(value: float) -> float | None:

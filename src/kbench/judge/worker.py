@@ -17,13 +17,20 @@ Commands:
   ``timing.TimedCall``, report its times and the fingerprint of its output and
   inputs), ``save`` (hand the last call's output over: kbench.judge.outputs)
   or ``stop``. Trials, timed calls and checked calls are all made this way;
-- ``record``: one call, neither timed nor checked, with the aten operations
-  recorded and (candidate) the runtime guard watching it;
+- ``record`` (reference): one call, neither timed nor checked, with the aten
+  operations recorded. A candidate's operations are recorded in one of its
+  judged calls instead (an order ``{"seed": ..., "record": true}``, at a place
+  the judge picks in secret among the trials): the same ``TimedCall``, flush
+  and stack as every other call, with the recorder and the runtime guard's
+  watchers entered around its clock;
 - ``compare`` (reference): check a candidate's saved call against the
   reference's output for the same seed (kbench.judge.outputs);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 - ``probe`` (reference): a one-element kernel's round trips, to see whether the
   GPU is quiet before a baseline is timed (``kbench.judge.quiet``).
+
+Answers are written, and orders read, with kbench.judge.wire, not the
+``json`` module a candidate can rewrite.
 
 Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD, HANDLES_FD])``,
 the last a Unix socket for device buffers' descriptors (kbench.judge.vmm).
@@ -34,23 +41,22 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.util
-import json
+import io
 import os
 import random
 import signal
 import socket
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kbench.core.versions import package_version
-from kbench.judge import baselines, problem_checks, state, timing, vmm
+from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
 from kbench.judge.failure import Failure, phase
-from kbench.judge.guard.runtime import CallWatch, LaunchWatch, OpRecorder, RuntimeGuard
+from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.outputs import (
     check_saved_call,
     copy_packed,
@@ -85,8 +91,10 @@ class Session:
         self.column: str | None = None
         self.timed: Any = None
         # settings.cuda_graph: captured (or, for a graphed column, its inputs fixed) at the first timed call
-        self.graphed: timing.GraphedCall | timing.StaticInputs | None = None
+        self.graphed: graphs.GraphedCall | graphs.StaticInputs | None = None
         self.captured_ops = OpRecorder()  # a candidate's operations inside its graph's capture
+        self.captured_launches: LaunchWatch | None = None  # and its kernels' launches there
+        self.recorded: dict[str, Any] | None = None  # the recorded call's operations and findings, in its series
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
         self.handles: socket.socket | None = None  # device buffers' descriptors, to and from the judge
         self.shares = False  # whether outputs are handed over in device buffers (kbench.judge.vmm)
@@ -115,6 +123,8 @@ class Session:
         self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate":
             self.guard = RuntimeGuard(self.device)
+            self.guard.pin("worker.session", self, ("commands", "answers_fd", "handles", "guard", "captured_ops"),
+                           {"commands": io.TextIOWrapper})
             self.model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
@@ -192,15 +202,23 @@ class Session:
         with phase("forward"):
             if settings.cuda_graph and self.graphed is None:
                 if self.column in baselines.GRAPHED_COLUMNS:  # CUDA graphs already: only their inputs are fixed
-                    self.graphed = timing.StaticInputs(self.timed)
+                    self.graphed = graphs.StaticInputs(self.timed)
                 else:
-                    recorder = self.captured_ops if self.guard else None
-                    self.graphed = timing.GraphedCall(self.timed, self.device, recorder)
+                    capture = None
+                    if self.guard:
+                        self.captured_launches = LaunchWatch()
+                        capture = entered(self.captured_ops, self.captured_launches)
+                    self.graphed = graphs.GraphedCall(self.timed, self.device, capture)
             if settings.new_placement_per_round and msg.get("round") is not None:
                 self.spacer = None
                 self.spacer = timing.new_placement(self.device, int(msg["round"]))
             call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None)
+        if self.guard:  # what produces this series' reports, as it is before any of its calls
+            self.guard.pin("worker.call", call, ("clock", "flush", "stage", "overhead_ms"))
+            self.guard.pin("worker.call.clock", call.clock, None)
+            self.guard.pin("worker.call.flush", call.flush, None)
         last: Any = None
+        self.recorded = None
         report: dict[str, Any] = {"ok": True, "need": "order"}
         while True:
             order = self._order_from_judge(report)
@@ -211,11 +229,14 @@ class Session:
             last = None  # the judge asks for a call's output before the next call, or never
             if "seed" not in order:
                 break
-            report, last = self._one_call(call, int(order["seed"]))
+            report, last = self._one_call(call, int(order["seed"]), bool(order.get("record")))
         self._release_cached_memory()
         findings = self.guard.state_findings() if self.guard else []
-        return {"ok": True, "clock": call.clock.name, "overhead_ms": call.overhead_ms,
-                "findings": self._findings(findings)}
+        answer = {"ok": True, "clock": call.clock.name, "overhead_ms": call.overhead_ms,
+                  "findings": self._findings(findings)}
+        if self.recorded is not None:
+            answer["recorded"] = self.recorded
+        return answer
 
     def _hand_over(self, out: Any, path: Path) -> dict[str, Any]:
         """The last call's output, for the reference: in a device buffer whose
@@ -242,33 +263,33 @@ class Session:
             self.handed_over.close()
             self.handed_over = None
 
-    def _one_call(self, call: timing.TimedCall, seed: int) -> tuple[dict[str, Any], Any]:
+    def _one_call(self, call: timing.TimedCall, seed: int, record: bool = False) -> tuple[dict[str, Any], Any]:
         """One call: reported as soon as it returns (the judge stamps its clock),
-        then its fingerprints once the judge acknowledges."""
+        with what its output is if not plain tensors, then its fingerprints
+        once the judge acknowledges. The recorded call is this same call with
+        the watchers entered around its clock."""
         args = self.inputs(seed)
+        recording = RecordedCall(self.guard, args, self.model) if record else None
         with phase("forward"):
-            clock_ms, host_ms, out = call(args)
-        self._order_from_judge({"ok": True, "need": "order", "called": {"clock_ms": clock_ms, "host_ms": host_ms}})
+            clock_ms, host_ms, out = call(args, recording)
+        called: dict[str, Any] = {"clock_ms": clock_ms, "host_ms": host_ms}
+        if call.not_plain is not None:
+            called["output"] = call.not_plain
+        self._order_from_judge({"ok": True, "need": "order", "called": called})
+        if recording is not None:
+            captured = (self.captured_ops, self.captured_launches) if self.graphed and self.captured_launches else None
+            self.recorded = {"ops": recording.ops(captured), "findings": self._findings(recording.findings(out, captured))}
         with phase("output"):
             digests = {"output": fingerprint(out), "inputs": fingerprint(args, "inputs")}
         return {"ok": True, "need": "order", "done": digests}, out
 
     def record(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """One call apart from the judged ones, with its aten operations recorded
-        and (candidate) the runtime guard watching inputs, random state and
-        outputs. Under CUDA-graph timing a candidate reports the operations of
-        its captured graph, which is what its timed calls replay."""
+        """(Reference) one call apart from the judged ones, with its aten operations
+        recorded. (A candidate's operations are recorded in one of its judged calls.)"""
         args = self.inputs(msg["seed"])
-        if self.guard is None:  # the reference
-            with OpRecorder() as recorder:
-                self.forward(args)
-            return {"ok": True, "ops": sorted(recorder.ops), "findings": []}
-        watch = CallWatch(self.guard, args, self.model)
-        with OpRecorder() as recorder, LaunchWatch() as launches:
-            out = self.forward(args)
-        ops = self.captured_ops.ops if self.graphed is not None else recorder.ops
-        findings = watch.findings(out) + launches.findings(recorder)
-        return {"ok": True, "ops": sorted(ops), "findings": self._findings(findings)}
+        with OpRecorder() as recorder:
+            self.forward(args)
+        return {"ok": True, "ops": sorted(recorder.ops), "findings": []}
 
     def compare(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) the expected output for the call's seed, and the
@@ -299,12 +320,12 @@ class Session:
 
     def _order_from_judge(self, report: dict[str, Any]) -> dict[str, Any]:
         """Report, and wait for the judge's next order."""
-        _write_all(self.answers_fd, (json.dumps(report) + "\n").encode())
-        return json.loads(self.commands.readline())
+        _write_all(self.answers_fd, (wire.encode(report) + "\n").encode())
+        return wire.decode(self.commands.readline())
 
     @staticmethod
     def _findings(findings: list[Any]) -> list[dict[str, Any]]:
-        return [asdict(f) for f in findings]
+        return [{"rule": f.rule, "message": f.message, "line": f.line} for f in findings]
 
     def _release_cached_memory(self) -> None:
         """Hand the device memory this worker no longer uses back, for the worker
@@ -430,7 +451,7 @@ def main(argv: list[str]) -> None:
         "probe": lambda msg: {"ok": True, "round_trips_ms": launch_round_trips_ms(session.device)},
     }
     for line in commands:
-        msg = json.loads(line)
+        msg = wire.decode(line)
         if msg["op"] == "exit":
             break
         try:
@@ -442,7 +463,7 @@ def main(argv: list[str]) -> None:
                 "error": failure.message,
                 "traceback": failure.trace[-8000:],
             }
-        _write_all(answers_fd, (json.dumps(reply) + "\n").encode())
+        _write_all(answers_fd, (wire.encode(reply) + "\n").encode())
     _exit_now()
 
 

@@ -29,7 +29,7 @@ RULES: dict[str, str] = {
     "side-stream": "CUDA streams created (fine if joined; the timer bound decides)",
     "shape-special-case": "the input shape compared with literals",
     "patched-function": "a function of torch, torch.cuda, time or kbench replaced while running",
-    "output-subclass": "an output is not a plain torch.Tensor (lazy or custom subclass)",
+    "output-subclass": "an output is not a plain torch.Tensor (lazy or custom subclass), in any judged call",
     "output-aliases-input": "an output shares memory with an input or a parameter",
     "input-mutated": "forward changed an input",
     "timer-mismatch": "the host clock saw much more time than the CUDA events (work hidden from the timer)",
@@ -43,6 +43,8 @@ RULES: dict[str, str] = {
     "torch-compute": "forward computes with PyTorch operations instead of the solution's kernels (beyond the "
                      "matrix products, convolutions, recurrent layers or attention the reference makes itself)",
     "results-channel": "answers the judge did not ask for appeared on the worker's channel",
+    "forged-report": "the candidate's process reported a value no honest worker can (a clock reading of NaN, "
+                     "infinity or less than nothing)",
     "reference-interference": "the reference failed beside the candidate, and not alone (its memory or process taken)",
 }
 
@@ -70,6 +72,7 @@ INTEGRITY = {
     "trusted-clock",
     "gpu-busy",
     "results-channel",
+    "forged-report",
     "reference-interference",
 }
 

@@ -10,10 +10,24 @@ These checks run inside the process they watch: a determined candidate can
 undo its tracks there, which is why the decisive checks (the comparison, the
 expected outputs, the eager baseline) live in other processes. These are the
 second line: cheap, and they catch what models actually write.
+
+What the worker reports with is watched as closely as what it reports on:
+``json`` (and its encoder, decoder and scanner), ``functools``, and every
+class of the worker's own modules, attribute by attribute (a class attribute
+such as ``Clock.time_call`` is no module function; an attribute added to
+such a class counts too), each function's code object (``__code__`` swapped
+under an unchanged function), and the worker's own objects that produce a
+series' reports (``RuntimeGuard.pin``: its clock, its flush, its pipes).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
+import json.decoder
+import json.encoder
+import json.scanner
 import os
 import sys
 import time
@@ -60,9 +74,16 @@ PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldn
 
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
-    "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.compare",
-    "kbench.judge.state", "kbench.judge.guard.provenance",
+    "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.graphs", "kbench.judge.compare",
+    "kbench.judge.state", "kbench.judge.wire", "kbench.judge.plain", "kbench.judge.failure", "kbench.judge.vmm",
+    "kbench.judge.guard", "kbench.judge.guard.provenance",
 )
+# The library modules the worker reports through: its answers are JSON (written by
+# kbench.judge.wire, which keeps its own references, but watched all the same).
+REPORTING_NAMESPACES = {
+    "json": json, "json.encoder": json.encoder, "json.decoder": json.decoder, "json.scanner": json.scanner,
+    "json.JSONEncoder": json.JSONEncoder, "json.JSONDecoder": json.JSONDecoder, "functools": functools,
+}
 
 
 def watched_namespaces() -> dict[str, Any]:
@@ -73,6 +94,8 @@ def watched_namespaces() -> dict[str, Any]:
     """
     judged = {name: sys.modules[name] for name in JUDGE_MODULES if name in sys.modules}
     return {
+        **REPORTING_NAMESPACES,
+        **judge_classes(),
         "torch": torch,
         "torch.cuda": torch.cuda,
         "torch.nn.functional": torch.nn.functional,
@@ -86,13 +109,34 @@ def watched_namespaces() -> dict[str, Any]:
     }
 
 
-def _functions(namespace: Any) -> dict[str, Any]:
+def judge_classes() -> dict[str, type]:
+    """The classes of the judge's own modules in this process (the worker's
+    clock, its timed call, the guard's watchers, ...), by qualified name. Their
+    every attribute is watched, not only the callable ones, and none may be added."""
+    found = {}
+    for name in (*JUDGE_MODULES, __name__):
+        module = sys.modules.get(name)
+        for value in list(vars(module).values()) if module else []:
+            if isinstance(value, type) and value.__module__ == name:
+                found[f"{name}.{value.__qualname__}"] = value
+    return found
+
+
+def _functions(namespace: Any, every: bool = False) -> dict[str, tuple[Any, Any]]:
+    """Each callable member (every member, with ``every``) and its code object:
+    a function whose ``__code__`` is swapped is the same object, running other code."""
     members = vars(namespace)
     return {
-        name: value
+        name: (value, _code(value))
         for name, value in list(members.items())
-        if callable(value) and not isinstance(value, types.ModuleType)
+        if every or (callable(value) and not isinstance(value, types.ModuleType))
     }
+
+
+def _code(value: Any) -> Any:
+    """The code a function (or a static or class method wrapping one) runs, if any."""
+    value = getattr(value, "__func__", value) if isinstance(value, (staticmethod, classmethod)) else value
+    return value.__code__ if isinstance(value, types.FunctionType) else None
 
 
 class RuntimeGuard:
@@ -105,9 +149,21 @@ class RuntimeGuard:
         # place before the snapshot, or it would read as a patch.
         with OpRecorder():
             torch.empty(1).add_(1)
-        self.functions = {label: _functions(ns) for label, ns in watched_namespaces().items()}
+        watched = watched_namespaces()
+        self.classes = {label for label, namespace in watched.items() if isinstance(namespace, type)
+                        and namespace.__module__.startswith(("kbench.", "json"))}
+        self.functions = {label: _functions(ns, label in self.classes) for label, ns in watched.items()}
         self.device_settings = state.read_device()
         self.threads = set(_current_frames())
+        self.pinned: dict[str, _Pinned] = {}  # the worker's objects that produce its reports
+
+    def pin(self, label: str, obj: Any, names: tuple[str, ...] | None, types_: dict[str, type] | None = None) -> None:
+        """Watch ``obj`` from now on: its class, the attributes ``names`` (None: every
+        instance attribute, none added or removed), none set over a method of its
+        class, and, where ``types_`` says, their exact types."""
+        attrs = dict(vars(obj)) if names is None else {name: getattr(obj, name) for name in names}
+        keys = frozenset(vars(obj)) if names is None else None
+        self.pinned[label] = _Pinned(obj, type(obj), attrs, dict(types_ or {}), keys)
 
     def state_findings(self) -> list[Finding]:
         """Patched functions, changed global settings and threads left running (processes left
@@ -116,9 +172,9 @@ class RuntimeGuard:
         replaced = [
             f"{label}.{name}"
             for label, namespace in watched_namespaces().items()
-            for name, original in self.functions[label].items()
-            if not _unchanged(f"{label}.{name}", vars(namespace).get(name), original)
+            for name in self._replaced(label, namespace)
         ]
+        replaced += self._pinned_changes()
         if replaced:
             shown = ", ".join(sorted(replaced)[:5]) + (" ..." if len(replaced) > 5 else "")
             findings.append(Finding("patched-function", f"replaced while running: {shown}"))
@@ -133,6 +189,38 @@ class RuntimeGuard:
             findings.append(Finding("threads", f"{len(extra_threads)} Python thread(s) left running"))
         return findings
 
+
+
+    def _replaced(self, label: str, namespace: Any) -> list[str]:
+        members = vars(namespace)
+        before = self.functions.get(label, {})
+        changed = [name for name, (original, code) in before.items()
+                   if not _unchanged(f"{label}.{name}", members.get(name), original) or _code(original) is not code]
+        if label in self.classes:
+            changed += [name for name in members if name not in before]
+        return changed
+
+    def _pinned_changes(self) -> list[str]:
+        return [f"{label}{change}" for label, pinned in self.pinned.items() for change in pinned.changes()]
+
+
+class _Pinned:
+    """One of the worker's objects as it was when pinned (``RuntimeGuard.pin``)."""
+
+    def __init__(self, obj: Any, kind: type, attrs: dict[str, Any], types_: dict[str, type],
+                 keys: frozenset[str] | None):
+        self.obj, self.kind, self.attrs, self.types, self.keys = obj, kind, attrs, types_, keys
+
+    def changes(self) -> list[str]:
+        if type(self.obj) is not self.kind:
+            return [" (its class)"]
+        now = vars(self.obj)
+        changed = [f".{name}" for name in sorted(frozenset(now) ^ self.keys)] if self.keys is not None else []
+        changed += [f".{name}" for name, value in self.attrs.items() if now.get(name) is not value
+                    or (name in self.types and type(now.get(name)) is not self.types[name])]
+        changed += [f".{name} (over its class's)" for name in now
+                    if any(callable(vars(base).get(name)) for base in self.kind.__mro__)]
+        return changed
 
 
 class CallWatch:
@@ -231,6 +319,43 @@ class LaunchWatch:
             return []
         return [Finding("no-kernel", "forward launched no kernel of its own at run time (no Triton launch, "
                         "no function or operator of a compiled extension): it computes with PyTorch alone")]
+
+
+class RecordedCall:
+    """The watchers of the recorded call, entered around its clock
+    (``timing.TimedCall``, after the flush): the operation recorder, the
+    launch watch and (candidate: ``guard``) the watch of inputs, random state
+    and outputs. Under CUDA-graph timing (``captured``: the recorder and the
+    launch watch entered around the graph's capture) the operations and
+    launches read are the captured graph's, which is what the calls replay."""
+
+    def __init__(self, guard: RuntimeGuard | None, args: list[Any], model: torch.nn.Module):
+        self.watch = CallWatch(guard, args, model) if guard else None
+        self.recorder, self.launches = OpRecorder(), LaunchWatch()
+        self._entered = entered(self.recorder, self.launches)
+
+    def __enter__(self) -> "RecordedCall":
+        self._entered.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._entered.__exit__(*exc)
+
+    def ops(self, captured: tuple[OpRecorder, LaunchWatch] | None = None) -> list[str]:
+        return sorted((captured[0] if captured else self.recorder).ops)
+
+    def findings(self, out: Any, captured: tuple[OpRecorder, LaunchWatch] | None = None) -> list[Finding]:
+        recorder, launches = captured or (self.recorder, self.launches)
+        return (self.watch.findings(out) if self.watch else []) + launches.findings(recorder)
+
+
+@contextlib.contextmanager
+def entered(*contexts: Any) -> Any:
+    """Every one of ``contexts`` entered, in order, for the ``with`` block."""
+    with contextlib.ExitStack() as stack:
+        for context in contexts:
+            stack.enter_context(context)
+        yield
 
 
 def _unchanged(name: str, now: Any, original: Any) -> bool:
