@@ -6,9 +6,14 @@ Runs inside worker processes, watched by the runtime guard like timing.py.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from typing import Any, Callable
 
 import torch
+
+# Captured when the worker imports this module, before any candidate code (as timing.py's clocks).
+_CudaGraph, _capture_graph, _replay_graph = torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.CUDAGraph.replay
 
 
 class GraphError(RuntimeError):

@@ -35,7 +35,6 @@ _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
 _CudaStream, _on_stream = torch.cuda.Stream, torch.cuda.stream
-_CudaGraph, _capture_graph, _replay_graph = torch.cuda.CUDAGraph, torch.cuda.graph, torch.cuda.CUDAGraph.replay
 
 CPU_FLUSH_BYTES = 64 << 20
 OVERHEAD_CALLS = 20

@@ -74,10 +74,15 @@ INTEGRITY = {
     "results-channel",
     "forged-report",
     "reference-interference",
+    # Not a style: a solution that runs PyTorch's compiler presents the compile baseline
+    # column as its own kernel (the brief lists it among the cheats), and it cannot be run
+    # under the integrity rules anyway (TorchDynamo replaces torch.nn.Module's methods while
+    # it traces, and its compile workers are threads left running). Rejected before it runs.
+    "torch-compile",
 }
 
-# Rules about how a solution computes (PyTorch or a compiler where a kernel should be,
-# lower precision), not about cheating: the default (lenient) policy only flags them, as
+# Rules about how a solution computes (PyTorch where a kernel should be, lower
+# precision), not about cheating: the default (lenient) policy only flags them, as
 # KernelBench's checker does by default. Their evidence is a recorded call the candidate can
 # recognise (and its own process's record), so a cheat can hide from them and they cannot be
 # a trustworthy gate; on an honest solution they are an honest description (docs/guard.md).
@@ -85,11 +90,8 @@ INTEGRITY = {
 STYLE = frozenset(RULES) - INTEGRITY - ALWAYS_FLAG
 # The style rules the judge applies statically only once the solution has loaded and
 # passed its trials, so that a solution which does not load, or is wrong, is told that
-# first. Not torch-compile: TorchDynamo replaces torch.nn.Module's methods while it
-# traces, which the runtime patched-function rule rightly rejects as cheating; a
-# solution that compiles is told so before it runs. Every other rule rejects as soon
-# as it sees.
-AFTER_TRIALS = STYLE - {"torch-compile"}
+# first. Every other rule rejects as soon as it sees.
+AFTER_TRIALS = STYLE
 
 POLICIES = ("strict", "lenient", "off")
 DEFAULT_POLICY = "lenient"
