@@ -27,5 +27,6 @@ class ModelNew(nn.Module):
         logp, t = log_predictions.contiguous(), targets.contiguous()
         out = torch.zeros((), device=logp.device, dtype=torch.float32)
         block = 8192
-        kl_div_atomic_kernel[(triton.cdiv(logp.numel(), block),)](logp, t, out, logp.numel(), logp.shape[0], BLOCK=block)
+        grid = (triton.cdiv(logp.numel(), block),)
+        kl_div_atomic_kernel[grid](logp, t, out, logp.numel(), logp.shape[0], BLOCK=block)
         return out

@@ -17,7 +17,8 @@ def matmul_rows_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.co
         a = tl.load(a_ptr + rows.to(tl.int64) * K + k, mask=rows < M, other=0.0)
         b = tl.load(b_ptr + k * N + cols, mask=cols < N, other=0.0)
         acc += a[:, None] * b[None, :]
-    tl.store(c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :], acc, mask=mask)
 
 
 class ModelNew(nn.Module):

@@ -1,7 +1,7 @@
 """Honest, slow, one-element output, CUDA (GPU only): the mean squared error reduced by
 a single block of 1024 threads striding over both inputs (one SM of the GPU does all
-the work), a shared-memory tree for the block's sum, thread 0 writes the mean into a
-0-dimensional output."""
+the work), double accumulators and a shared-memory tree for the block's sum; thread 0
+writes the mean into a 0-dimensional output."""
 
 import torch
 import torch.nn as nn
@@ -14,11 +14,11 @@ CUDA_SOURCE = r"""
 
 __global__ void mse_single_block_kernel(const float* __restrict__ p, const float* __restrict__ t,
                                         float* __restrict__ out, int64_t n) {
-    __shared__ float partial[1024];
-    float acc = 0.0f;
+    __shared__ double partial[1024];
+    double acc = 0.0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
         float d = p[i] - t[i];
-        acc += d * d;
+        acc += (double)d * d;
     }
     partial[threadIdx.x] = acc;
     __syncthreads();
@@ -26,7 +26,7 @@ __global__ void mse_single_block_kernel(const float* __restrict__ p, const float
         if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
         __syncthreads();
     }
-    if (threadIdx.x == 0) out[0] = (float)((double)partial[0] / (double)n);
+    if (threadIdx.x == 0) out[0] = (float)(partial[0] / (double)n);
 }
 
 torch::Tensor mse_single_block(torch::Tensor p, torch::Tensor t) {

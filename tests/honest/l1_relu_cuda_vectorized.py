@@ -41,7 +41,8 @@ torch::Tensor relu_vec(torch::Tensor x) {
     }
     if (n4 * 4 < n) {
         const int64_t rest = n - n4 * 4;
-        relu_tail_kernel<<<(int)((rest + 255) / 256), 256, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), n4 * 4, n);
+        relu_tail_kernel<<<(int)((rest + 255) / 256), 256, 0, stream>>>(
+            x.data_ptr<float>(), y.data_ptr<float>(), n4 * 4, n);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
     return y;

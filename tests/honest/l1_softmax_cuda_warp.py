@@ -20,10 +20,10 @@ __global__ void softmax_warp_kernel(const float* __restrict__ x, float* __restri
     for (int64_t c = lane; c < cols; c += 32) m = fmaxf(m, xr[c]);
     for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, off));
     float s = 0.0f;
-    for (int64_t c = lane; c < cols; c += 32) s += __expf(xr[c] - m);
+    for (int64_t c = lane; c < cols; c += 32) s += expf(xr[c] - m);
     for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffff, s, off);
     const float inv = 1.0f / s;
-    for (int64_t c = lane; c < cols; c += 32) yr[c] = __expf(xr[c] - m) * inv;
+    for (int64_t c = lane; c < cols; c += 32) yr[c] = expf(xr[c] - m) * inv;
 }
 
 torch::Tensor softmax_rows(torch::Tensor x) {

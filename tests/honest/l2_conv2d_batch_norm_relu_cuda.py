@@ -27,7 +27,10 @@ __global__ void channel_stats_kernel(const float* __restrict__ z, float* __restr
     s_sq[threadIdx.x] = sq;
     __syncthreads();
     for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (threadIdx.x < stride) { s_sum[threadIdx.x] += s_sum[threadIdx.x + stride]; s_sq[threadIdx.x] += s_sq[threadIdx.x + stride]; }
+        if (threadIdx.x < stride) {
+            s_sum[threadIdx.x] += s_sum[threadIdx.x + stride];
+            s_sq[threadIdx.x] += s_sq[threadIdx.x + stride];
+        }
         __syncthreads();
     }
     if (threadIdx.x == 0) {

@@ -16,7 +16,8 @@ def bias_log_softmax_kernel(z_ptr, b_ptr, y_ptr, cols, BLOCK: tl.constexpr):
     s = tl.zeros([BLOCK], tl.float32)
     for start in range(0, cols, BLOCK):
         mask = start + c < cols
-        z = tl.load(z_ptr + row * cols + start + c, mask=mask, other=0.0) + tl.load(b_ptr + start + c, mask=mask, other=0.0)
+        z = tl.load(z_ptr + row * cols + start + c, mask=mask, other=0.0)
+        z += tl.load(b_ptr + start + c, mask=mask, other=0.0)
         z = tl.where(mask, z, float("-inf"))
         new_m = tl.maximum(m, z)
         s = tl.where(new_m == float("-inf"), 0.0, s * tl.exp(m - new_m) + tl.exp(z - new_m))
