@@ -74,7 +74,9 @@ def test_corpus_covers_what_the_rules_measure() -> None:
     assert {row.language for row in CORPUS} == set(LANGUAGES)
     assert set().union(*(row.traits for row in CORPUS)) == TRAITS, "every trait is exercised"
     cpu_traits = set().union(*(row.traits for row in SUBSET))
-    assert {"slow", "many-launches", "tiny-output", "workspace-kept", "workspace-per-call", "view-output",
+    # Not many-launches: each launch costs the Triton interpreter milliseconds (the sigmoid
+    # in 128 launches took 86 s to judge on the 2-core machine); the benchmark covers it.
+    assert {"slow", "tiny-output", "workspace-kept", "workspace-per-call", "view-output",
             "inplace-fresh-output", "kernelbench-style", "mixed-pytorch"} <= cpu_traits
     assert 10 <= len(SUBSET) <= 12 and {row.level for row in SUBSET} == {1, 2, 3, 4}
 
