@@ -97,7 +97,7 @@ NO_GRAD_IN_INIT = "reference-op"
 
 CORPUS: list[Honest] = [
     # --- level 1, Triton (CPU and GPU) ---------------------------------------------------
-    _row("l1_relu_serial.py", "level1/relu", "slow one-launch huge-output", cpu_subset=True),
+    _row("l1_relu_serial.py", "level1/relu", "slow one-launch huge-output"),
     _row("l1_sigmoid_many_launches.py", "level1/sigmoid", "many-launches"),
     _row("l1_leaky_relu_transposed.py", "level1/leaky_relu", "view-output one-launch huge-output"),
     _row("l1_hardtanh_padded_slice.py", "level1/hardtanh", "view-output one-launch huge-output", cpu_subset=True),
@@ -173,8 +173,9 @@ CORPUS: list[Honest] = [
     _row("l3_resnet_basic_block_side_stream.py", "level3/resnet_basic_block",
          "kernelbench-style side-stream-joined workspace-per-call", gpu_only=True, flags="side-stream"),
     # --- level 4 -------------------------------------------------------------------------
-    _row("l4_llama3_8b_mlp_epilogue.py", "level4/llama3_8b_mlp", "kernelbench-style", known=NO_GRAD_IN_INIT),
-    _row("l4_gemma_7b_mlp_dot.py", "level4/gemma_7b_mlp", "", cpu_subset=True, known=NO_GRAD_IN_INIT),
+    _row("l4_llama3_8b_mlp_epilogue.py", "level4/llama3_8b_mlp", "kernelbench-style", known=NO_GRAD_IN_INIT,
+         cpu_subset=True),
+    _row("l4_gemma_7b_mlp_dot.py", "level4/gemma_7b_mlp", "", known=NO_GRAD_IN_INIT),
     _row("l4_llama3_8b_mlp_cuda.py", "level4/llama3_8b_mlp", "kernelbench-style", gpu_only=True, language="cuda",
          known=NO_GRAD_IN_INIT),
 ]
