@@ -11,7 +11,9 @@ EXAMPLES = Path(__file__).parent.parent / "src" / "kbench" / "suite" / "examples
 
 # Whole modules that judge many solutions or problems end to end (the exploit suite, the
 # audit, the bundled levels): `make test-fast` (-m "not slow") leaves them to `make test`.
-SLOW_MODULES = {"test_exploits.py", "test_audit.py", "test_level2.py", "test_level3.py", "test_level4.py"}
+SLOW_MODULES = {
+    "test_exploits.py", "test_audit.py", "test_level2.py", "test_level3.py", "test_level4.py", "test_honest.py",
+}
 
 
 def pytest_collection_modifyitems(config, items):

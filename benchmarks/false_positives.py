@@ -1,0 +1,191 @@
+"""How often does the judge call an honest solution a cheat? Judges the honest corpus
+(tests/honest: every file on a GPU, the Triton files on a CPU) and counts, per rule,
+the honest solutions it rejected and the ones it flagged. Every verdict but ``correct``
+is a false positive, except a flag by a style rule the corpus's table expects of that
+solution (``style_flags``: a KernelBench-style solution that leaves an add to PyTorch
+honestly carries ``torch-compute``).
+
+    PYTHONPATH=src python3 benchmarks/false_positives.py --out fp.json            # a GPU: all of it
+    PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/false_positives.py --device cpu --load 2 --out fp.json
+    ... [--repeat 3] [--build-jobs 14] [--policy lenient|strict|off] [--only relu l2_] [--fast-timing]
+
+``--load N`` starts N processes that busy-loop on the CPU for the whole run (a shared
+machine), stopped at the end; ``--build-jobs N`` builds the solutions ahead on the CPUs
+while the device measures, as ``kbench run --build-jobs`` does. The default policy is
+``lenient`` (integrity rules reject, style rules flag). The JSON holds every verdict
+(file, problem, repeat, status, reason, flags, wall seconds) and the run's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import kbench
+from kbench.judge import LocalExecutor
+from kbench.judge.devices import resolve_device
+from kbench.judge.guard import POLICIES, RULES
+from kbench.judge.timing import TimingSettings
+from kbench.suite import find_problem
+from kbench.suite.problem import ProblemSkipped, check_runnable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from honest.corpus import Honest, select  # noqa: E402
+
+# The exploit suite's short protocol (tests/test_exploits.py): enough timed calls for the
+# trusted clock to see every one, cheap enough for the Triton interpreter.
+FAST_TIMING = TimingSettings(warmup_calls=3, warmup_seconds=0.0, min_calls=5, max_calls=20, budget_seconds=1.0)
+BUSY_LOOP = "while True:\n    pass\n"
+
+
+def start_load(processes: int) -> list[subprocess.Popen]:
+    """``processes`` Python processes spinning on the CPU, as other tenants of a shared machine."""
+    return [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], stdin=subprocess.DEVNULL) for _ in range(processes)]
+
+
+def stop_load(load: list[subprocess.Popen]) -> None:
+    for process in load:
+        process.terminate()
+    for process in load:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def rule_of(text: str) -> str:
+    """The rule a reason or a flag names first (``"trusted-clock: ..."``), or ``-``."""
+    head = text.split(":", 1)[0].strip()
+    return head if head in RULES else "-"
+
+
+def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
+    flagged = sorted({rule_of(flag) for flag in verdict.flags})
+    return {
+        "file": honest.file, "problem": honest.problem, "repeat": repeat, "status": verdict.status,
+        "rule": rule_of(verdict.reason) if verdict.status == "rejected" else None,
+        "reason": verdict.reason, "flags": verdict.flags, "flag_rules": flagged,
+        "unexpected_flags": [rule for rule in flagged if rule not in honest.style_flags],
+        "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
+        "runtime_ms": verdict.runtime_ms, "speedup": verdict.speedup.get("eager"),
+        "device": verdict.device, "device_name": verdict.device_name, "size": verdict.size,
+    }
+
+
+def skipped_row(honest: Honest, repeat: int, reason: str) -> dict:
+    return {"file": honest.file, "problem": honest.problem, "repeat": repeat, "status": "skipped", "rule": None,
+            "reason": reason, "flags": [], "flag_rules": [], "unexpected_flags": [], "wall_seconds": 0.0}
+
+
+def judge(rows: list[Honest], args: argparse.Namespace):
+    """Yields a result row per (solution, repeat) as each evaluation finishes."""
+    jobs, skipped = [], []
+    for repeat in range(args.repeat):
+        for honest in rows:
+            try:
+                check_runnable(find_problem(honest.problem))
+            except ProblemSkipped as exc:
+                skipped.append(skipped_row(honest, repeat, str(exc)))
+                continue
+            jobs.append((honest, repeat))
+    yield from skipped
+    options = {"policy": args.policy, "size": args.size, "trials": args.trials, "timeout": args.timeout}
+    if args.fast_timing:
+        options["timing"] = FAST_TIMING
+    executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
+    pairs = [(honest.problem, honest.path) for honest, _ in jobs]
+    for index, verdict in kbench.evaluate_many(pairs, executor=executor, **options):
+        honest, repeat = jobs[index]
+        yield row(honest, repeat, verdict)
+
+
+def report(results: list[dict]) -> None:
+    judged = [r for r in results if r["status"] != "skipped"]
+    files = {r["file"] for r in judged}
+    print(f"\n{len(judged)} evaluations of {len(files)} honest solutions "
+          f"({sum(r['status'] == 'skipped' for r in results)} skipped)")
+    statuses = collections.Counter(r["status"] for r in judged)
+    print("  statuses: " + ", ".join(f"{status} {count}" for status, count in statuses.most_common()))
+    rejected = collections.defaultdict(set)
+    flagged = collections.defaultdict(set)
+    unexpected = collections.defaultdict(set)
+    for r in judged:
+        if r["status"] == "rejected":
+            rejected[r["rule"]].add(r["file"])
+        for rule in r["flag_rules"]:
+            flagged[rule].add(r["file"])
+        for rule in r["unexpected_flags"]:
+            unexpected[rule].add(r["file"])
+    rules = sorted(set(rejected) | set(flagged))
+    if rules:
+        print(f"\n  {'rule':<24} {'rejected':>9} {'flagged':>8} {'flagged, unexpected':>20}   (honest solutions)")
+        for rule in rules:
+            print(f"  {rule:<24} {len(rejected[rule]):>9} {len(flagged[rule]):>8} {len(unexpected[rule]):>20}")
+    else:
+        print("  no rule rejected or flagged any honest solution")
+    wrong = [r for r in judged if r["status"] != "correct"]
+    if wrong:
+        print("\n  every verdict but correct:")
+        for r in wrong:
+            print(f"    {r['file']} (repeat {r['repeat']}): {r['status']}: {r['reason'].splitlines()[0][:400]}")
+    odd = [r for r in judged if r["unexpected_flags"]]
+    if odd:
+        print("\n  flags the corpus does not expect:")
+        for r in odd:
+            print(f"    {r['file']} (repeat {r['repeat']}): {'; '.join(f[:200] for f in r['flags'])}")
+    walls = sorted(r["wall_seconds"] for r in judged if r["wall_seconds"])
+    if walls:
+        print(f"\n  wall per evaluation: median {walls[len(walls) // 2]:.1f} s ({walls[0]:.1f}-{walls[-1]:.1f} s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: a GPU if there is one)")
+    parser.add_argument("--size", default="auto", help="auto (default on a GPU, small on a CPU), default or small")
+    parser.add_argument("--policy", default="lenient", choices=POLICIES)
+    parser.add_argument("--load", type=int, default=0, help="busy-looping processes beside the run")
+    parser.add_argument("--build-jobs", type=int, default=0, help="builds running ahead of the device")
+    parser.add_argument("--repeat", type=int, default=1, help="times the whole selection is judged")
+    parser.add_argument("--only", nargs="*", default=None, help="only files or problems containing these words")
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--fast-timing", action="store_true",
+                        help="the exploit suite's short timing protocol (for the Triton interpreter)")
+    parser.add_argument("--out", type=Path, required=True, help="a JSON of every verdict and the settings")
+    args = parser.parse_args()
+    args.device = resolve_device(args.device)
+    rows = select(args.device, args.only)
+    if not rows:
+        parser.error(f"no corpus file for {args.device} matches --only {args.only}")
+    settings = {key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()}
+    settings.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    host=platform.node(), cpus=__import__("os").cpu_count())
+    print(f"judging {len(rows)} honest solutions x {args.repeat} on {args.device}, policy {args.policy}, "
+          f"load {args.load}, build jobs {args.build_jobs}", flush=True)
+    results: list[dict] = []
+    load = start_load(args.load)
+    started = time.monotonic()
+    try:
+        for result in judge(rows, args):
+            results.append(result)
+            print(f"  {result['file']:<44} {result['status']:<13} {result['wall_seconds']:6.1f} s  "
+                  f"{(result['reason'].splitlines() or [''])[0][:160] if result['status'] != 'correct' else ''}"
+                  f"{' flags: ' + ','.join(result['flag_rules']) if result['flag_rules'] else ''}", flush=True)
+            args.out.write_text(json.dumps({"settings": settings, "verdicts": results}, indent=1))
+    finally:
+        stop_load(load)
+    settings["wall_seconds"] = round(time.monotonic() - started, 1)
+    args.out.write_text(json.dumps({"settings": settings, "verdicts": results}, indent=1))
+    report(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""The honest corpus's table: one row per solution in this directory.
+
+Every file is an honest solution written for a problem of kbench's own suite, chosen to
+look unlike eager PyTorch in the ways the integrity rules measure (docs/guard.md, "The
+honest corpus"): slow and fast kernels, one launch and hundreds, one-element and very
+large outputs, workspaces, views, in-place epilogues, side streams, CUDA graphs,
+autotuning, and KernelBench-style solutions that keep the GEMM or convolution in
+PyTorch. None of them cheats, so every verdict other than ``correct`` on one of them is
+a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
+solution honestly carries under the lenient policy).
+
+``devices``: where the file can be judged: ``cpu`` (Triton under its interpreter,
+TRITON_INTERPRET=1, at the small size) and ``gpu``. Files with CUDA C++ (load_inline),
+CUDA streams or graphs, or ``@triton.autotune`` (the interpreter cannot benchmark
+configurations) are GPU only; they parse, but were written without a GPU to run them
+on (``verified`` is False until a GPU run says otherwise). ``cpu_subset``: judged by
+tests/test_honest.py in ``make test``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+# What a row may say about a solution: how it differs from eager.
+TRAITS = frozenset({
+    "slow",                   # deliberately naive or serial: many times slower than eager on a GPU
+    "fast",                   # written to be competitive with eager
+    "one-launch",             # exactly one kernel launch per forward
+    "many-launches",          # a hundred or more launches per forward
+    "tiny-output",            # a one-element output (a loss, a full reduction)
+    "huge-output",            # 1 GiB or more of output at the default size
+    "int-output",             # an integer output
+    "multi-output",           # a tuple of outputs
+    "workspace-per-call",     # scratch memory allocated in every call
+    "workspace-kept",         # scratch made once (in __init__ or on the first call) and reused, never returned
+    "inplace-fresh-output",   # kernels writing in place into a fresh output (empty_like, or a library call's result)
+    "view-output",            # a non-contiguous view of a fresh buffer returned (.t(), a slice, a permute)
+    "atomics",                # the output accumulated with atomic adds
+    "side-stream-joined",     # work on a second CUDA stream joined with wait_stream / record_stream
+    "cuda-graph",             # a CUDA graph captured on the first call, replayed in forward from static buffers
+    "autotune",               # @triton.autotune
+    "kernelbench-style",      # the GEMM or convolution kept in PyTorch (cuBLAS, cuDNN), the epilogue fused
+    "mixed-pytorch",          # small glue arithmetic (an add, a mean) left in PyTorch beside the kernels
+})
+LANGUAGES = ("triton", "cuda")
+DEVICES = ("cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Honest:
+    """One honest solution: the file, its problem, where it runs, what it exercises."""
+
+    file: str  # file name in tests/honest, with .py
+    problem: str  # a suite id, e.g. "level2/gemm_bias_relu"
+    language: str  # "triton" or "cuda" (load_inline)
+    devices: tuple[str, ...]  # where it can be judged: ("cpu", "gpu") or ("gpu",)
+    traits: frozenset[str]
+    style_flags: frozenset[str] = frozenset()  # style (or flag-only) rules it may honestly carry under lenient
+    cpu_subset: bool = False  # judged in make test (tests/test_honest.py)
+    # Rules that flag this solution today although it does nothing they describe: defects
+    # of the judge, counted as false positives by the benchmark, allowed by the test until fixed.
+    known_false_flags: frozenset[str] = frozenset()
+    verified: bool = True  # False: GPU only, never run yet (written without a GPU)
+
+    @property
+    def path(self) -> Path:
+        return HERE / self.file
+
+    @property
+    def name(self) -> str:
+        return self.file.removesuffix(".py")
+
+    @property
+    def level(self) -> int:
+        return int(self.problem.split("/")[0].removeprefix("level"))
+
+
+def _row(file: str, problem: str, traits: str, *, gpu_only: bool = False, language: str = "triton",
+         flags: str = "", cpu_subset: bool = False, known: str = "") -> Honest:
+    return Honest(
+        file=file, problem=problem, language=language,
+        devices=("gpu",) if gpu_only else ("cpu", "gpu"),
+        traits=frozenset(traits.split()), style_flags=frozenset(flags.split()),
+        cpu_subset=cpu_subset, verified=not gpu_only, known_false_flags=frozenset(known.split()),
+    )
+
+
+# The level-4 solutions build the reference's own transformers module and initialise its
+# weights as the reference does, under torch.no_grad(); the static reading of reference-op
+# counts that call in the reference's __init__ as an operation the reference computes
+# with, and the solution "calls every one of them" (found by this corpus, 2026-12-01).
+NO_GRAD_IN_INIT = "reference-op"
+
+
+CORPUS: list[Honest] = [
+    # --- level 1, Triton (CPU and GPU) ---------------------------------------------------
+    _row("l1_relu_serial.py", "level1/relu", "slow one-launch huge-output"),
+    _row("l1_sigmoid_many_launches.py", "level1/sigmoid", "many-launches"),
+    _row("l1_leaky_relu_transposed.py", "level1/leaky_relu", "view-output one-launch huge-output"),
+    _row("l1_hardtanh_padded_slice.py", "level1/hardtanh", "view-output one-launch huge-output", cpu_subset=True),
+    _row("l1_tanh_channels_last.py", "level1/tanh", "view-output one-launch huge-output"),
+    _row("l1_swish_two_pass_inplace.py", "level1/swish", "inplace-fresh-output huge-output", cpu_subset=True),
+    _row("l1_gelu_fast.py", "level1/gelu", "fast one-launch huge-output"),
+    _row("l1_softmax_kept_workspace.py", "level1/softmax", "workspace-kept"),
+    _row("l1_sum_dim_split_workspace.py", "level1/sum_dim", "workspace-per-call"),
+    _row("l1_mse_loss_two_stage.py", "level1/mse_loss", "tiny-output workspace-per-call"),
+    _row("l1_cross_entropy_rows.py", "level1/cross_entropy", "tiny-output workspace-per-call"),
+    _row("l1_hinge_loss_serial.py", "level1/hinge_loss", "slow one-launch tiny-output", cpu_subset=True),
+    _row("l1_kl_div_loss_atomic.py", "level1/kl_div_loss", "tiny-output atomics one-launch", cpu_subset=True),
+    _row("l1_cosine_similarity_loss.py", "level1/cosine_similarity_loss", "tiny-output workspace-per-call"),
+    _row("l1_matmul_small_k_naive.py", "level1/matmul_small_k", "slow one-launch huge-output"),
+    _row("l1_matmul_square_tiled.py", "level1/matmul_square", "one-launch"),
+    _row("l1_matmul_large_k_splitk.py", "level1/matmul_large_k", "workspace-kept"),
+    _row("l1_matvec_rows.py", "level1/matvec", "one-launch"),
+    _row("l1_layer_norm_rows.py", "level1/layer_norm", "fast one-launch huge-output"),
+    _row("l1_rms_norm_rows.py", "level1/rms_norm", "fast one-launch huge-output"),
+    _row("l1_cumsum_blocked.py", "level1/cumsum", "one-launch huge-output"),
+    _row("l1_argmax_dim.py", "level1/argmax_dim", "int-output one-launch", cpu_subset=True),
+    _row("l1_mean_dim.py", "level1/mean_dim", "one-launch"),
+    _row("l1_frobenius_norm_kept_scalar.py", "level1/frobenius_norm", "workspace-kept workspace-per-call huge-output",
+         cpu_subset=True),
+    _row("l1_embedding_gather.py", "level1/embedding", "one-launch huge-output"),
+    _row("l1_maxpool2d_direct.py", "level1/maxpool2d", "one-launch"),
+    _row("l1_conv2d_direct_naive.py", "level1/conv2d", "slow one-launch"),
+    _row("l1_l2_norm_rows.py", "level1/l2_norm", "one-launch huge-output"),
+    # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
+    _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
+    _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
+         language="cuda"),
+    _row("l1_sum_dim_cuda_thread_per_output.py", "level1/sum_dim", "one-launch", gpu_only=True, language="cuda"),
+    _row("l1_relu_cuda_many_launches.py", "level1/relu", "many-launches huge-output", gpu_only=True, language="cuda"),
+    _row("l1_relu_cuda_vectorized.py", "level1/relu", "fast huge-output", gpu_only=True, language="cuda"),
+    _row("l1_softmax_cuda_warp.py", "level1/softmax", "fast one-launch", gpu_only=True, language="cuda"),
+    _row("l1_layer_norm_cuda_block.py", "level1/layer_norm", "one-launch huge-output", gpu_only=True, language="cuda"),
+    _row("l1_cross_entropy_cuda_atomic.py", "level1/cross_entropy", "tiny-output atomics one-launch", gpu_only=True,
+         language="cuda"),
+    _row("l1_relu_side_stream_joined.py", "level1/relu", "side-stream-joined one-launch huge-output", gpu_only=True,
+         flags="side-stream"),
+    _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True),
+    _row("l1_gelu_autotune.py", "level1/gelu", "autotune fast huge-output", gpu_only=True),
+    _row("l1_matmul_square_autotune.py", "level1/matmul_square", "autotune fast", gpu_only=True),
+    # --- level 2 -------------------------------------------------------------------------
+    _row("l2_gemm_bias_relu_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", cpu_subset=True),
+    _row("l2_gemm_bias_relu_fused_dot.py", "level2/gemm_bias_relu", "one-launch"),
+    _row("l2_linear_gelu_epilogue.py", "level2/linear_gelu", "kernelbench-style"),
+    _row("l2_conv2d_relu_epilogue.py", "level2/conv2d_relu", "kernelbench-style"),
+    _row("l2_conv2d_relu_module_inplace.py", "level2/conv2d_relu", "kernelbench-style inplace-fresh-output"),
+    _row("l2_conv2d_batch_norm_relu_stats.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call"),
+    _row("l2_conv2d_relu_global_avg_pool_mixed.py", "level2/conv2d_relu_global_avg_pool",
+         "kernelbench-style mixed-pytorch", flags="torch-compute", cpu_subset=True),
+    _row("l2_linear_log_softmax_epilogue.py", "level2/linear_log_softmax", "kernelbench-style"),
+    _row("l2_linear_cross_entropy_rows.py", "level2/linear_cross_entropy", "kernelbench-style"),
+    _row("l2_linear_residual_layer_norm_mixed.py", "level2/linear_residual_layer_norm",
+         "kernelbench-style mixed-pytorch", flags="torch-compute"),
+    _row("l2_linear_swiglu_epilogue.py", "level2/linear_swiglu", "kernelbench-style"),
+    _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
+         language="cuda"),
+    _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",
+         gpu_only=True, language="cuda"),
+    _row("l2_linear_gelu_cuda_graph.py", "level2/linear_gelu", "kernelbench-style cuda-graph workspace-kept",
+         gpu_only=True, flags="side-stream"),
+    # --- level 3 -------------------------------------------------------------------------
+    _row("l3_mlp_deep_relu_epilogues.py", "level3/mlp_deep_relu", "kernelbench-style"),
+    _row("l3_mlp_deep_relu_dot.py", "level3/mlp_deep_relu", ""),
+    _row("l3_vae_mlp_epilogues.py", "level3/vae_mlp", "kernelbench-style multi-output", cpu_subset=True),
+    _row("l3_resnet_basic_block_mixed.py", "level3/resnet_basic_block",
+         "kernelbench-style mixed-pytorch workspace-per-call inplace-fresh-output", flags="torch-compute"),
+    _row("l3_mlp_deep_relu_cuda_graph.py", "level3/mlp_deep_relu", "kernelbench-style cuda-graph workspace-kept",
+         gpu_only=True, flags="side-stream"),
+    _row("l3_resnet_basic_block_side_stream.py", "level3/resnet_basic_block",
+         "kernelbench-style side-stream-joined workspace-per-call", gpu_only=True, flags="side-stream"),
+    # --- level 4 -------------------------------------------------------------------------
+    _row("l4_llama3_8b_mlp_epilogue.py", "level4/llama3_8b_mlp", "kernelbench-style", known=NO_GRAD_IN_INIT,
+         cpu_subset=True),
+    _row("l4_gemma_7b_mlp_dot.py", "level4/gemma_7b_mlp", "", known=NO_GRAD_IN_INIT),
+    _row("l4_llama3_8b_mlp_cuda.py", "level4/llama3_8b_mlp", "kernelbench-style", gpu_only=True, language="cuda",
+         known=NO_GRAD_IN_INIT),
+]
+
+
+def select(device: str, only: list[str] | None = None) -> list[Honest]:
+    """The rows judged on ``device`` (``cpu`` or ``gpu``/``cuda``), optionally only those
+    whose name or problem id contains one of ``only``."""
+    kind = "gpu" if device.startswith("cuda") or device == "gpu" else "cpu"
+    rows = [row for row in CORPUS if kind in row.devices]
+    if only:
+        rows = [row for row in rows if any(word in row.name or word in row.problem for word in only)]
+    return rows
