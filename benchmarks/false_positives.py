@@ -29,12 +29,15 @@ import time
 from pathlib import Path
 
 import kbench
+from kbench.core.solution import Solution
 from kbench.judge import LocalExecutor
+from kbench.judge.builds import build
+from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.devices import resolve_device
 from kbench.judge.guard import POLICIES, RULES
 from kbench.judge.timing import TimingSettings
 from kbench.suite import find_problem
-from kbench.suite.problem import ProblemSkipped, check_runnable
+from kbench.suite.problem import ProblemError, ProblemSkipped, check_runnable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from honest.corpus import Honest, select  # noqa: E402
@@ -77,12 +80,37 @@ def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
         "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
         "runtime_ms": verdict.runtime_ms, "speedup": verdict.speedup.get("eager"),
         "device": verdict.device, "device_name": verdict.device_name, "size": verdict.size,
+        "suspicions": verdict.suspicions,  # rejections that noise could have made, measured again
+        "clock_spans_ms": {key: value for key, value in (verdict.timing or {}).items()
+                           if key in CLOCK_SPANS},  # what the trusted clock and timer-mismatch read
     }
 
 
-def skipped_row(honest: Honest, repeat: int, reason: str) -> dict:
-    return {"file": honest.file, "problem": honest.problem, "repeat": repeat, "status": "skipped", "rule": None,
-            "reason": reason, "flags": [], "flag_rules": [], "unexpected_flags": [], "wall_seconds": 0.0}
+# The timing fields the noisy rules read (kbench.judge.calls.trusted_clock_findings, timer-mismatch).
+CLOCK_SPANS = ("median_ms", "host_median_ms", "candidate_excess_ms", "eager_excess_ms", "candidate_digest_ms",
+               "eager_digest_ms")
+
+
+def unjudged_row(honest: Honest, repeat: int, status: str, reason: str) -> dict:
+    """A row without a verdict: ``skipped`` (the problem needs a module this Python lacks), or
+    ``no-verdict`` (two evaluations raised different suspicions), ``problem_error``, ``infra_error``."""
+    return {"file": honest.file, "problem": honest.problem, "repeat": repeat, "status": status, "rule": None,
+            "reason": reason, "flags": [], "flag_rules": [], "unexpected_flags": [], "wall_seconds": 0.0,
+            "suspicions": [], "clock_spans_ms": {}}
+
+
+def evaluate_or_say_why(item: tuple[Honest, int], device: str, options: dict) -> kbench.Verdict | dict:
+    """The verdict, or the row saying why there is none: one honest solution that
+    gets no verdict must not end the benchmark (``evaluate_many`` would raise)."""
+    honest, repeat = item
+    try:
+        return kbench.evaluate(honest.problem, honest.path, device, **options)
+    except Unconfirmed as exc:
+        return unjudged_row(honest, repeat, "no-verdict", str(exc))
+    except ProblemError as exc:
+        return unjudged_row(honest, repeat, "problem_error", str(exc))
+    except Exception as exc:  # noqa: BLE001 - counted, shown, and the run goes on
+        return unjudged_row(honest, repeat, "infra_error", f"{type(exc).__name__}: {exc}")
 
 
 def judge(rows: list[Honest], args: argparse.Namespace):
@@ -93,7 +121,7 @@ def judge(rows: list[Honest], args: argparse.Namespace):
             try:
                 check_runnable(find_problem(honest.problem))
             except ProblemSkipped as exc:
-                skipped.append(skipped_row(honest, repeat, str(exc)))
+                skipped.append(unjudged_row(honest, repeat, "skipped", str(exc)))
                 continue
             jobs.append((honest, repeat))
     yield from skipped
@@ -101,10 +129,11 @@ def judge(rows: list[Honest], args: argparse.Namespace):
     if args.fast_timing:
         options["timing"] = FAST_TIMING
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
-    pairs = [(honest.problem, honest.path) for honest, _ in jobs]
-    for index, verdict in kbench.evaluate_many(pairs, executor=executor, **options):
+    prebuild = lambda item, device: build(Solution.from_file(item[0].path), device)  # noqa: E731
+    for index, verdict in executor.map(jobs, lambda item, device: evaluate_or_say_why(item, device, options),
+                                       prebuild):
         honest, repeat = jobs[index]
-        yield row(honest, repeat, verdict)
+        yield verdict if isinstance(verdict, dict) else row(honest, repeat, verdict)
 
 
 def report(results: list[dict]) -> None:
@@ -141,6 +170,11 @@ def report(results: list[dict]) -> None:
         print("\n  flags the corpus does not expect:")
         for r in odd:
             print(f"    {r['file']} (repeat {r['repeat']}): {'; '.join(f[:200] for f in r['flags'])}")
+    suspected = [r for r in judged if r.get("suspicions")]
+    if suspected:
+        print("\n  suspicions measured again (not a verdict unless seen twice):")
+        for r in suspected:
+            print(f"    {r['file']} (repeat {r['repeat']}): then {r['status']}; first: {r['suspicions'][0][:300]}")
     walls = sorted(r["wall_seconds"] for r in judged if r["wall_seconds"])
     if walls:
         print(f"\n  wall per evaluation: median {walls[len(walls) // 2]:.1f} s ({walls[0]:.1f}-{walls[-1]:.1f} s)")
