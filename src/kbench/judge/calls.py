@@ -138,9 +138,10 @@ class CallDriver:
         picks = settings.min_calls
         self.record_at = random.SystemRandom().randrange(picks) if record and picks > 0 else None
 
-    def __call__(self, report: dict[str, Any]) -> dict[str, Any]:
-        """The judge's order in answer to a worker's report."""
-        received = time.monotonic()
+    def __call__(self, report: dict[str, Any], received: float | None = None) -> dict[str, Any]:
+        """The judge's order in answer to a worker's report, which arrived at ``received``
+        (the judge's monotonic clock; default: now)."""
+        received = time.monotonic() if received is None else received
         if self.finished:
             raise WorkerLost("forged", "the worker asked for more calls after the judge said stop")
         if "called" in report:

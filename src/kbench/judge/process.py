@@ -36,6 +36,7 @@ OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
 MAX_ANSWER_DEPTH = 32  # containers within containers: an output's layout is a few levels; a bomb is thousands
 POLL_SECONDS = 0.1
+BUSY_MEMORY_CHECK_SECONDS = 1.0  # the memory check's longest gap while answers keep coming
 STOPPED_OR_GONE = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 # Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
 # guard must watch the very module object that holds the worker's functions.
@@ -149,6 +150,8 @@ class Worker:
         self._buffer = b""
         self._closing = threading.RLock()  # close, pause and resume: one at a time
         self._closed = False
+        self.stopped = False  # by pause, until resume
+        self.received_at = time.monotonic()  # when the latest bytes of an answer arrived
         self._reader = threading.Thread(target=self._drain_output, daemon=True)
         self._reader.start()
 
@@ -179,12 +182,18 @@ class Worker:
             ready, _, _ = select.select([self._answer_read], [], [], min(POLL_SECONDS, remaining))
             if ready:
                 chunk = os.read(self._answer_read, 65536)
+                self.received_at = time.monotonic()
                 if not chunk:
                     raise self._lost_from_exit(what)
                 self._buffer += chunk
                 if len(self._buffer) > MAX_ANSWER_BYTES:
                     raise WorkerLost("protocol", f"oversized answer while {what}")
-            if time.monotonic() - self._memory_checked_at >= POLL_SECONDS:  # not on every call's report
+            since = time.monotonic() - self._memory_checked_at
+            if since >= (POLL_SECONDS if not ready else BUSY_MEMORY_CHECK_SECONDS):
+                # Mostly while nothing arrives: a check between an answer's arrival and
+                # the judge's reply would be in the judge's clock for the call
+                # (kbench.judge.calls), and always in a slow call's, whose answer comes
+                # after a check is due; a worker that answers without pause still gets one.
                 self._check_memory(what)
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
@@ -207,12 +216,13 @@ class Worker:
 
     def request(
         self, message: dict[str, Any] | None, deadline: float, what: str,
-        orders: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        orders: Callable[[dict[str, Any], float], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Send a command (none: it was sent already) and wait for its answer.
         While it runs, the worker may ask for orders (``calls``: each call's
         seed comes only when it is due): ``orders`` answers them (a
-        ``calls.CallDriver``), and until it has said stop, no answer is final."""
+        ``calls.CallDriver``, given each report and when it arrived), and until
+        it has said stop, no answer is final."""
         if message is not None:
             self.send(message)
         while True:
@@ -223,10 +233,12 @@ class Worker:
                 return answer
             if orders is None:
                 raise WorkerLost("protocol", f"asked for an order while {what}")
-            self.send(orders(answer))
+            self.send(orders(answer, self.received_at))
 
     def _check_memory(self, what: str) -> None:
         self._memory_checked_at = time.monotonic()
+        if self.stopped:  # a stopped tree does not grow; walking it is CPU the judge's clocks would share
+            return
         try:
             root = psutil.Process(self.process.pid)
             rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
@@ -265,6 +277,7 @@ class Worker:
             if self._closed:  # its pid may be another process's by now
                 return
             stopped = self._signal_all(signal.SIGSTOP)
+            self.stopped = True
         for process in stopped:
             try:
                 while process.status() not in STOPPED_OR_GONE and time.monotonic() < deadline:
@@ -276,6 +289,7 @@ class Worker:
         with self._closing:
             if not self._closed:
                 self._signal_all(signal.SIGCONT)
+                self.stopped = False
 
     def _signal_all(self, signum: int) -> list[psutil.Process]:
         """Signal the worker's group and every descendant; the processes signalled."""
