@@ -84,15 +84,22 @@ def _row(file: str, problem: str, traits: str, *, gpu_only: bool = False, langua
         file=file, problem=problem, language=language,
         devices=("gpu",) if gpu_only else ("cpu", "gpu"),
         traits=frozenset(traits.split()), style_flags=frozenset(flags.split()),
-        cpu_subset=cpu_subset, verified=not gpu_only, known_false_flags=frozenset(known.split()),
+        cpu_subset=cpu_subset, verified=not gpu_only or file in RUN_ON_A_GPU, known_false_flags=frozenset(known.split()),
     )
 
 
-# The level-4 solutions build the reference's own transformers module and initialise its
-# weights as the reference does, under torch.no_grad(); the static reading of reference-op
-# counts that call in the reference's __init__ as an operation the reference computes
-# with, and the solution "calls every one of them" (found by this corpus, 2026-12-01).
-NO_GRAD_IN_INIT = "reference-op"
+# GPU-only files judged on the H200 (2026-12-01, benchmarks/false_positives.py): correct.
+RUN_ON_A_GPU = frozenset({
+    "l1_relu_side_stream_joined.py", "l1_gelu_cuda_graph.py", "l1_gelu_autotune.py", "l1_matmul_square_autotune.py",
+    "l2_linear_gelu_cuda_graph.py", "l3_mlp_deep_relu_cuda_graph.py", "l3_resnet_basic_block_side_stream.py",
+})
+
+
+# A CUDA graph captured on the first call and replayed: in the recorded call (a secret trial)
+# the replay launches the solution's kernels inside the graph, where the launch watch does
+# not see them, so no-kernel flags a solution whose every kernel is its own (seen on the
+# H200, 2026-12-01: docs/guard.md, "The honest corpus").
+GRAPH_REPLAY = "no-kernel"
 
 
 CORPUS: list[Honest] = [
@@ -139,7 +146,8 @@ CORPUS: list[Honest] = [
          language="cuda"),
     _row("l1_relu_side_stream_joined.py", "level1/relu", "side-stream-joined one-launch huge-output", gpu_only=True,
          flags="side-stream"),
-    _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True),
+    _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True,
+         known=GRAPH_REPLAY),
     _row("l1_gelu_autotune.py", "level1/gelu", "autotune fast huge-output", gpu_only=True),
     _row("l1_matmul_square_autotune.py", "level1/matmul_square", "autotune fast", gpu_only=True),
     # --- level 2 -------------------------------------------------------------------------
@@ -161,7 +169,7 @@ CORPUS: list[Honest] = [
     _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",
          gpu_only=True, language="cuda"),
     _row("l2_linear_gelu_cuda_graph.py", "level2/linear_gelu", "kernelbench-style cuda-graph workspace-kept",
-         gpu_only=True, flags="side-stream"),
+         gpu_only=True, flags="side-stream", known=GRAPH_REPLAY),
     # --- level 3 -------------------------------------------------------------------------
     _row("l3_mlp_deep_relu_epilogues.py", "level3/mlp_deep_relu", "kernelbench-style"),
     _row("l3_mlp_deep_relu_dot.py", "level3/mlp_deep_relu", ""),
@@ -169,15 +177,14 @@ CORPUS: list[Honest] = [
     _row("l3_resnet_basic_block_mixed.py", "level3/resnet_basic_block",
          "kernelbench-style mixed-pytorch workspace-per-call inplace-fresh-output", flags="torch-compute"),
     _row("l3_mlp_deep_relu_cuda_graph.py", "level3/mlp_deep_relu", "kernelbench-style cuda-graph workspace-kept",
-         gpu_only=True, flags="side-stream"),
+         gpu_only=True, flags="side-stream", known=GRAPH_REPLAY),
     _row("l3_resnet_basic_block_side_stream.py", "level3/resnet_basic_block",
          "kernelbench-style side-stream-joined workspace-per-call", gpu_only=True, flags="side-stream"),
     # --- level 4 -------------------------------------------------------------------------
-    _row("l4_llama3_8b_mlp_epilogue.py", "level4/llama3_8b_mlp", "kernelbench-style", known=NO_GRAD_IN_INIT,
+    _row("l4_llama3_8b_mlp_epilogue.py", "level4/llama3_8b_mlp", "kernelbench-style",
          cpu_subset=True),
-    _row("l4_gemma_7b_mlp_dot.py", "level4/gemma_7b_mlp", "", known=NO_GRAD_IN_INIT),
-    _row("l4_llama3_8b_mlp_cuda.py", "level4/llama3_8b_mlp", "kernelbench-style", gpu_only=True, language="cuda",
-         known=NO_GRAD_IN_INIT),
+    _row("l4_gemma_7b_mlp_dot.py", "level4/gemma_7b_mlp", ""),
+    _row("l4_llama3_8b_mlp_cuda.py", "level4/llama3_8b_mlp", "kernelbench-style", gpu_only=True, language="cuda"),
 ]
 
 

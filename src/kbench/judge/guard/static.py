@@ -353,8 +353,15 @@ class _Calls(_Reader):
         return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
 
 
+# Calls of the reference that are not operations it computes with: allocation, and the
+# set-up around its weights (grad modes, initialisers, generators, dtype queries). A
+# level-4 reference initialises its weights under torch.no_grad(), as an honest solution
+# building the same weights does: that is no sign of the solution calling the reference.
 ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
-              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module")
+              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module",
+              "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.nn.init",
+              "torch.Generator", "torch.manual_seed", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
+              "torch.get_default_dtype")
 
 
 def _computed_with(tree: ast.Module, class_name: str | None) -> set[str]:
