@@ -82,3 +82,21 @@ def test_an_honest_kernel_with_a_suspicion_that_does_not_repeat_is_correct(monke
     assert final.status == "correct", final.reason
     assert final.suspicions == ["trusted-clock: a burst of load"]
     assert len(calls) == 2
+
+
+def test_eval_says_there_is_no_verdict_and_exits_3(monkeypatch, tmp_path):
+    """Not a usage error (2), not a verdict (0): the same command may reach one on a quieter machine."""
+    from typer.testing import CliRunner
+
+    from kbench.cli import app
+    from kbench.cli import evaluate as evaluate_command
+
+    def unsure(*args, **kwargs):
+        raise Unconfirmed("two evaluations raised different suspicions (first trusted-clock: ...; then gpu-busy: ...)")
+
+    monkeypatch.setattr(evaluate_command, "evaluate", unsure)
+    done = CliRunner().invoke(app, ["eval", str(EXAMPLES / "relu.py"), "--problem", "level1/relu", "--device", "cpu",
+                                    "--no-progress"])
+    assert done.exit_code == 3, done.output
+    assert "no verdict" in done.output and "different suspicions" in done.output
+    assert "Traceback" not in done.output
