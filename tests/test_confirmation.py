@@ -72,9 +72,11 @@ def test_an_honest_kernel_with_a_suspicion_that_does_not_repeat_is_correct(monke
     calls = []
 
     def noisy_once(*args, **kwargs):
-        measured, findings = real(*args, **kwargs)
+        # The mechanism is under test here, not the clock (the honest corpus tests that under
+        # load): the first evaluation sees a burst, the second what a quiet machine shows.
+        measured, _ = real(*args, **kwargs)
         calls.append(1)
-        return measured, findings + ([Finding("trusted-clock", "a burst of load")] if len(calls) == 1 else [])
+        return measured, [Finding("trusted-clock", "a burst of load")] if len(calls) == 1 else []
 
     monkeypatch.setattr(evaluation, "trusted_clock_findings", noisy_once)
     timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
