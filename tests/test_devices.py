@@ -21,8 +21,8 @@ with gpu_turn(sys.argv[1]):
 
 def take_turn_elsewhere(device: str) -> subprocess.Popen:
     """Another process asking for ``device``'s turn, once it is ready to."""
-    other = subprocess.Popen([sys.executable, "-c", TAKE_TURN, device], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(SRC)})
+    other = subprocess.Popen([sys.executable, "-c", TAKE_TURN, device], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(SRC)})
     assert other.stdout.readline() == "ready\n"
     return other
 
@@ -32,9 +32,11 @@ def test_one_process_at_a_time_has_a_gpus_turn_and_other_devices_do_not_wait(tmp
     with gpu_turn("cuda:0"):
         same = take_turn_elsewhere("cuda:0")
         other = take_turn_elsewhere("cuda:1")
-        assert other.communicate(timeout=60)[0] == "turn\n"  # another GPU's turn is free
+        out, err = other.communicate(timeout=60)
+        assert out == "turn\n", f"exit {other.returncode}: {err[-2000:]}"  # another GPU's turn is free
         with pytest.raises(subprocess.TimeoutExpired):
             same.wait(timeout=2)  # this GPU's is not, until this turn ends
         with gpu_turn("cpu") as waited:
             assert waited == 0.0  # the CPU takes no turns
-    assert same.communicate(timeout=60)[0] == "turn\n"
+    out, err = same.communicate(timeout=60)
+    assert out == "turn\n", f"exit {same.returncode}: {err[-2000:]}"
