@@ -70,6 +70,11 @@ class Call:
     comparison: Any = None  # the reference's check of the saved call (a compare.Comparison)
 
 
+def timed_calls(calls: list[Call]) -> list[Call]:
+    """The timed calls of a series (not its warm-up)."""
+    return [c for c in calls if c.kind == "timed"]
+
+
 class Checks:
     """Which calls of a series the judge asks to be saved: every one (trials) or,
     for timed rounds, a secret random few, about ``per_round`` of the timed calls
@@ -85,7 +90,7 @@ class Checks:
             return True
         if call.kind == "warmup":
             return self._random.random() < 1.0 / max(1, rule.settings.warmup_calls)
-        timed = [c for c in calls if c.kind == "timed"]
+        timed = timed_calls(calls)
         if last and not any(c.saved for c in timed[:-1]):
             return True
         pace_ms = statistics.fmean(c.judge_ms for c in timed)
@@ -227,7 +232,7 @@ class CallDriver:
         return order
 
     def timed(self) -> list[Call]:
-        return [c for c in self.calls if c.kind == "timed"]
+        return timed_calls(self.calls)
 
     def saved(self) -> list[Call]:
         return [c for c in self.calls if c.saved is not None]

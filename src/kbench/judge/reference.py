@@ -27,7 +27,7 @@ from kbench.judge.baselines import (
     default_cache_path,
     driver_version,
 )
-from kbench.judge.calls import Call, CallDriver
+from kbench.judge.calls import Call, CallDriver, timed_calls
 from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.process import Worker, WorkerLost
@@ -182,7 +182,7 @@ class TimedSeries:
     calls: list[Call]
 
     def timed(self) -> list[Call]:
-        return [c for c in self.calls if c.kind == "timed"]
+        return timed_calls(self.calls)
 
 
 class ReferenceSide:
