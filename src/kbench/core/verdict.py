@@ -75,6 +75,12 @@ class Verdict:
     # Rejections that noise could have made, each measured again before the verdict
     # (kbench.judge.confirmation): the reasons seen first, whatever the second evaluation said.
     suspicions: list[str] = field(default_factory=list)
+    # "kernel" (a solution to a problem) or "repo" (a patch to a repository-maintenance task:
+    # kbench.repo); for "repo", ``problem`` is the task id and the speedup column is "base".
+    track: str = "kernel"
+    # The repository track's comparison with the task's expert patch:
+    # {"speedup": x, "fraction": f, "fraction_interval": [lo, hi], "measured": "..."}; empty otherwise.
+    expert: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
