@@ -142,6 +142,17 @@ def test_too_loose_needs_a_zero_or_constant_answer_that_passes():
     assert flags_from_facts(loose_enough)[0] == ["near_constant"]
 
 
+@pytest.mark.parametrize("fraction, flagged", [(0.3, False), (0.5, False), (0.57, True), (0.95, True)])
+def test_too_tight_when_the_reference_uses_more_than_half_its_tolerance(fraction, flagged):
+    """A solution summing in another order errs about as much as the reference, possibly the
+    other way: over half the tolerance, an honest one fails (level1/matvec at 0.57, H200)."""
+    ok = {"ok": True, "check": "ok", "detail": ""}
+    flags, reasons = flags_from_facts(_facts(float64={"comparison": ok, "tolerance_fraction": fraction}))
+    assert ("tolerance_too_tight" in flags) == flagged
+    if flagged:
+        assert f"uses {fraction:.3g} of its tolerance" in reasons["tolerance_too_tight"]
+
+
 def test_no_tolerance_verdict_when_the_reference_disagrees_with_itself():
     bad = {"ok": False, "check": "values", "detail": "differs"}
     facts = _facts(determinism={"bitwise_equal": False, "comparison": bad}, float64={"comparison": bad, "tolerance_fraction": 9.0})

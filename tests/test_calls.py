@@ -204,6 +204,38 @@ def test_fingerprint_ties_an_output_to_its_bytes():
     assert fingerprint(swapped) != fingerprint(x)  # the mixed sum sees order too (outputs)
 
 
+LAYOUTS = {
+    "transposed": lambda x: x.view(64, 48).t(),
+    "channels-last": lambda x: x.view(2, 3, 8, 64).contiguous(memory_format=torch.channels_last),
+    "size-one dim, odd stride": lambda x: x.view(64, 1, 48).as_strided((64, 1, 48), (48, 7, 1)),
+    "transposed with a size-one dim": lambda x: x.view(64, 1, 48).permute(2, 1, 0),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_dense_output_in_any_layout_is_fingerprinted_in_place(layout, monkeypatch):
+    """The judge's own fingerprinting is inside the trusted clock's window: a copy to the
+    standard layout would make an honest channels-last or transposed output look like work
+    outside the timed call (two honest solutions were rejected so on the H200)."""
+    out = LAYOUTS[layout](torch.randn(3072))
+    standard = out.contiguous()
+    assert torch.equal(out, standard)
+    monkeypatch.setattr(torch.Tensor, "contiguous", lambda *a, **k: pytest.fail("copied to the standard layout"))
+    digest = fingerprint(out)
+    monkeypatch.undo()
+    assert digest == fingerprint(out.clone())  # clone keeps a dense tensor's layout
+    if not out.is_contiguous():
+        assert digest != fingerprint(standard)  # the same values, laid out otherwise: the order is in the digest
+    changed = out.clone()
+    changed[(0,) * changed.dim()] += 1.0
+    assert fingerprint(changed) != digest
+    layout_, tensors = pack_output(out)
+    buffer = torch.zeros(layout_["nbytes"], dtype=torch.uint8)
+    copy_packed(tensors, buffer)
+    back = unpack_output(json.loads(json.dumps(layout_)), buffer)
+    assert torch.equal(back, out) and fingerprint(back) == digest  # handed over, it checks out
+
+
 def test_fingerprinting_keeps_no_tensor_alive():
     """A worker fingerprints every call's inputs and output: anything that keeps
     them alive past the call (a reference cycle waits for the garbage collector)

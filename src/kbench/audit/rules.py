@@ -11,6 +11,9 @@ from typing import Any
 from kbench.judge.problem_checks import LOOSE_FACTOR
 
 EAGER_MS_RANGE = (1.0, 20.0)  # target eager time of one call on the GPU
+# The most of its tolerance the reference may use against float64: a solution that sums in
+# another order errs about as much, possibly the other way, so the two may differ by twice it.
+TIGHT_SHARE = 0.5
 
 FLAGS = (
     "broken",
@@ -73,6 +76,12 @@ def flags_from_facts(facts: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
             reasons["tolerance_too_tight"] = (
                 "the reference in its own dtype fails its tolerance against float64: "
                 + float64["comparison"]["detail"]
+            )
+        elif fraction > TIGHT_SHARE:
+            reasons["tolerance_too_tight"] = (
+                f"the reference in its own dtype uses {fraction:.3g} of its tolerance against float64 (more "
+                f"than {TIGHT_SHARE:g}): an honest solution summing in another order errs as much the other way "
+                "and fails"
             )
         elif fraction < 1 / LOOSE_FACTOR and ({"zeros_pass", "near_constant"} & reasons.keys()):
             reasons["tolerance_too_loose"] = (

@@ -73,7 +73,12 @@ def fingerprint(value: Any, where: str = "output") -> str:
     output after its call, to one that passes, require knowing the right
     output at the call already (and then the call could have returned it).
     Two reading passes over each tensor (row and column sums), no large
-    temporaries; what it costs on the H200 is in docs/guard.md.
+    temporaries; what it costs on the H200 is in docs/guard.md. A dense tensor
+    in another layout (transposed, channels-last) is read in its memory order,
+    with that order in the digest: copying it to the standard order first
+    would make the judge's own work, inside the trusted clock's window, cost a
+    solution for its output's layout (two honest ones were rejected so on the
+    H200).
     """
     parts = []
     for path, leaf in leaves(value, where)[0]:
@@ -95,9 +100,27 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
     return plain if type(plain) is torch.Tensor else plain.as_subclass(torch.Tensor)
 
 
+def memory_order(tensor: torch.Tensor) -> tuple[list[int] | None, torch.Tensor]:
+    """The order of the dimensions in memory (None: the standard one) and the
+    tensor's data as a contiguous tensor in that order: a view of a dense tensor
+    in any layout, a copy only of one with gaps or overlaps (a slice, an expand).
+    Dimensions of size 1 come first, in their own order, whatever their strides
+    say: they do not change where anything lies."""
+    if tensor.is_contiguous():
+        return None, tensor
+    ones = [d for d in range(tensor.dim()) if tensor.shape[d] == 1]
+    others = sorted((d for d in range(tensor.dim()) if tensor.shape[d] != 1), key=lambda d: -tensor.stride(d))
+    order = ones + others
+    permuted = tensor.permute(order)
+    if permuted.is_contiguous():
+        return order, permuted
+    return None, tensor.contiguous()
+
+
 def _tensor_digest(tensor: torch.Tensor) -> str:
     plain = _plain(tensor)
-    raw = plain.contiguous().reshape(-1).view(torch.uint8)
+    order, data = memory_order(plain)
+    raw = data.reshape(-1).view(torch.uint8)
     width = next(d for d in (torch.int32, torch.int16, torch.uint8) if raw.numel() % d.itemsize == 0)
     words = raw.view(width)
     # Words as rows of R: sum of w * (position + 1) = R * sum(row index * row sum) + sum((column + 1) * column sum).
@@ -116,7 +139,8 @@ def _tensor_digest(tensor: torch.Tensor) -> str:
     ]).tolist()
     plain_sum, by_row, by_column, tail_weighted = totals
     weighted = (FINGERPRINT_ROW_WORDS * by_row + by_column + tail_weighted) % (1 << 64)
-    return f"{plain.dtype}{tuple(plain.shape)}[{plain_sum}, {weighted}]"
+    layout = "" if order is None else f"in order {tuple(order)}"
+    return f"{plain.dtype}{tuple(plain.shape)}{layout}[{plain_sum}, {weighted}]"
 
 
 def load_file(path: Path, device: torch.device) -> Any:
@@ -180,8 +204,10 @@ def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]
             plain = _plain(node)
             offset = end
             end = offset + -(-plain.numel() * plain.element_size() // PACK_ALIGNMENT) * PACK_ALIGNMENT
-            tensors.append((offset, plain))
-            return {"tensor": [offset, str(plain.dtype).removeprefix("torch."), list(plain.shape)]}
+            order, data = memory_order(plain)
+            tensors.append((offset, data))
+            described = [offset, str(plain.dtype).removeprefix("torch."), list(plain.shape)]
+            return {"tensor": described if order is None else [*described, order]}
         if isinstance(node, (tuple, list)):
             return {type(node).__name__: [describe(x, f"{where}[{i}]") for i, x in enumerate(node)]}
         if isinstance(node, dict):
@@ -201,7 +227,7 @@ def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -
     """Each tensor's bytes into ``buffer`` (uint8, on the device) at its offset."""
     with phase("output"):
         for offset, tensor in tensors:
-            raw = tensor.contiguous().reshape(-1).view(torch.uint8)
+            raw = tensor.reshape(-1).view(torch.uint8)  # contiguous: pack_output's memory order
             buffer[offset:offset + raw.numel()].copy_(raw)
         if buffer.device.type == "cuda":
             torch.cuda.synchronize(buffer.device)
@@ -218,14 +244,20 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
             raise ValueError("malformed layout")
         (kind, body), = node.items()
         if kind == "tensor":
-            offset, name, shape = body
+            if not isinstance(body, list) or len(body) not in (3, 4):
+                raise ValueError(f"malformed tensor in the layout: {body!r}")
+            offset, name, shape = body[:3]
+            order = body[3] if len(body) == 4 else list(range(len(shape)))
             dtype = getattr(torch, str(name), None)
-            if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape) \
+                    or sorted(order) != list(range(len(shape))):
                 raise ValueError(f"malformed tensor in the layout: {body!r}")
             nbytes = dtype.itemsize * math.prod(shape)
             if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
                 raise ValueError(f"a tensor outside the buffer: {body!r}")
-            return buffer[offset:offset + nbytes].view(dtype).reshape(shape).clone()
+            in_memory = buffer[offset:offset + nbytes].view(dtype).reshape([shape[d] for d in order])
+            # Back to the candidate's own layout (clone keeps a dense tensor's strides).
+            return in_memory.permute([order.index(d) for d in range(len(shape))]).clone()
         if kind in ("tuple", "list") and isinstance(body, list):
             return (tuple if kind == "tuple" else list)(build(x) for x in body)
         if kind == "dict" and isinstance(body, list):
