@@ -61,6 +61,11 @@ def test_a_set_aside_there_before_the_solution_is_not_the_candidates(monkeypatch
     monkeypatch.setattr(l2.persisting_limit_bytes, "__defaults__", (_fake_limit(box),))
     guard = RuntimeGuard(torch.device("cpu"))
     assert _global_state(guard) == []
+    box["bytes"] = 0  # given back to 0 at the end, as an honest kernel does (on the H200 the default is not 0)
+    assert _global_state(guard) == []
+    box["bytes"] = 16 << 20  # more set aside than the context had
+    [detail] = _global_state(guard)
+    assert "persisting_l2_bytes=16777216 (was 8388608)" in detail
 
 
 def test_without_the_cuda_driver_nothing_is_set_aside_and_resetting_does_nothing():

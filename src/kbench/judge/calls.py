@@ -39,7 +39,7 @@ from kbench.judge.timing import StopRule, Timing, TimingSettings, clock_name
 # differ by on the H200 and the 2-core CPU machine: docs/guard.md.
 TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
 TRUSTED_SLACK_MS = {"cuda": 0.3, "cpu": 2.0}
-TRUSTED_FRACTION = {"cuda": 0.1, "cpu": 0.5}
+TRUSTED_FRACTION = {"cuda": 0.05, "cpu": 0.5}
 CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least one)
 
 

@@ -51,6 +51,7 @@ def pin() -> dict[str, Any]:
 def read_device() -> dict[str, Any]:
     """Settings of the worker's CUDA context that change what a timed call finds on
     the device: the persisting-L2 set-aside (kbench.judge.l2), which keeps lines
-    through the judge's cache flush. Not pinned (under MPS the server sets it),
-    compared with what they were before the candidate's code ran."""
+    through the judge's cache flush. Not pinned (under MPS the server sets it, and
+    the driver's default is not 0 on every GPU), compared with what they were
+    before the candidate's code ran: larger is a finding."""
     return {"persisting_l2_bytes": persisting_limit_bytes()}

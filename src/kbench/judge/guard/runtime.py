@@ -181,7 +181,11 @@ class RuntimeGuard:
         now = state.read()
         changed = [f"{key}={now[key]!r}" for key in state.PINNED if now[key] != state.PINNED[key]]
         device_now = state.read_device()
-        changed += [f"{key}={device_now[key]!r}" for key in device_now if device_now[key] != self.device_settings[key]]
+        # A set-aside larger than the context's own: one given back below it (an honest kernel
+        # that ends with cudaDeviceSetLimit(..., 0) where the driver's default is not 0, as on
+        # the H200) keeps nothing past the flush.
+        changed += [f"{key}={device_now[key]!r} (was {self.device_settings[key]!r})" for key in device_now
+                    if device_now[key] > self.device_settings[key]]
         if changed:
             findings.append(Finding("global-state", "settings changed: " + ", ".join(changed)))
         extra_threads = set(_current_frames()) - self.threads
