@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from view_fixtures import base_run, make_store
+from view_fixtures import GELU_REASON, GELU_TAIL, base_run, generated_run, make_store, solution_source
 
 from kbench.cli import app
-from kbench.runs import report, views
-from kbench.runs.records import EvaluationRecord
+from kbench.runs import log_axis, report, views
+from kbench.runs.records import EvaluationRecord, TurnRecord
 
 RESAMPLES = 200  # the report's figures are tested elsewhere (test_score, test_compare); keep it quick
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
+# Where the browser test saves its picture of an open drill-down (docs/report-drilldown.png is made so).
+SCREENSHOT = os.environ.get("KBENCH_REPORT_SCREENSHOT")
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +154,68 @@ def test_the_page_in_a_real_browser(page_file):
     assert errors == []
 
 
+def test_a_drilldown_in_a_real_browser(page_file):
+    """A click on a problem opens its drill-down: the whole reason, the failed trial, the output, the source;
+    Escape closes it; a flip opens the other run's; the timing plot and the speedup plot read 1-2-5."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 860})
+            page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+            page.on("console", lambda message: errors.append(f"console: {message.text}")
+                    if message.type == "error" else None)
+            page.goto(page_file.as_uri(), wait_until="load")
+            dialog = page.locator("dialog#drilldown")
+            assert not dialog.is_visible()
+
+            page.locator("#problems-1 a.drill", has_text="level1/gelu").click()
+            dialog.locator("h2").wait_for()
+            assert dialog.locator("h2").inner_text() == "level1/gelu #0: incorrect"
+            assert "run base;" in dialog.inner_text()
+            assert dialog.locator("pre.reason").inner_text() == GELU_REASON  # the line the table leaves out too
+            failed = dialog.locator("table.trials tr.failed td").all_inner_texts()
+            assert failed == ["0", "failed", "values", "max abs error 0.5", "0.5", "0.25"]
+            assert dialog.locator("pre.output").text_content() == GELU_TAIL
+            assert dialog.locator("pre.source").text_content() == solution_source("level1/gelu", 0)
+            assert page.evaluate("location.hash") == "#sample-1-1"
+            page.keyboard.press("Escape")
+            assert not dialog.is_visible() and page.evaluate("location.hash") == ""
+
+            page.locator("#problems-1 a.drill.more").first.click()  # [whole reason]: gelu's, the one cut
+            dialog.locator("pre.reason").wait_for()
+            assert dialog.locator("pre.reason").inner_text() == GELU_REASON
+            page.keyboard.press("Escape")
+
+            flips = page.locator("table.flips")
+            flips.locator("tr", has_text="level1/gelu").locator("a.drill").nth(1).click()  # B's side: correct
+            dialog.locator("h2").wait_for()
+            assert dialog.locator("h2").inner_text() == "level1/gelu #0: correct" and "run next;" in dialog.inner_text()
+            page.keyboard.press("Escape")
+
+            page.locator("#problems-1 a.drill", has_text="level1/relu").click()
+            plot = dialog.locator("svg.timing")
+            plot.wait_for()
+            assert plot.locator("g.series text.label").all_text_contents() == ["candidate", "eager"]
+            assert plot.locator("text.tick").all_text_contents() == ["0.2", "0.5", "1", "2"]  # calls 0.38-0.9 ms
+            medians = dialog.locator("table.timing tbody tr").all_inner_texts()
+            assert "0.41" in medians[0].split("\t") and "0.615" in medians[1].split("\t")
+            assert "speedup 1.5x, 95% interval 1.42-1.58" in dialog.inner_text()
+            if SCREENSHOT:
+                page.locator("#problems-1 a.drill", has_text="level1/relu").scroll_into_view_if_needed()
+                page.screenshot(path=SCREENSHOT)
+            page.keyboard.press("Escape")
+
+            speedups = page.locator(".plotly-graph-div").nth(1)
+            assert speedups.locator(".ytick text").all_text_contents() == ["0.5", "1", "2", "5"]
+        finally:
+            browser.close()
+    assert errors == []
+
+
 def test_the_report_leads_with_fast_1_over_torch_compile():
     run = base_run()
     run = replace(run, evaluations=[replace(e, speedup={**e.speedup, "compile": 1.2}) for e in run.evaluations])
@@ -172,5 +236,96 @@ def test_the_report_shows_kernels_only_beside_the_headline_and_each_samples_styl
     assert "all, kernels only" in fast_p.split("</thead>")[0]
     row_1 = next(row for row in fast_p.split("<tr>") if row.startswith("<th>1</th>"))
     assert re.findall(r'<td class="num[^"]*">([\d.]+)', row_1) == ["1.000", "1.000", "0.500", "0.500"]  # all, level 1
-    mixed_row = next(row for row in page.split("<tr>") if row.startswith("<td>level1/mixed</td>"))
+    mixed_row = next(row for row in page.split("<tr>") if row.startswith('<td><a class="drill" href="#sample-1-1">'
+                                                                          'level1/mixed</a></td>'))
     assert "<td>reference-op</td>" in mixed_row
+
+
+def fragments(page: str, run: int) -> list[str]:
+    """The drill-downs of the page's run ``run`` (from 1), unpacked as the page's script does."""
+    packed = re.search(rf'<script type="application/octet-stream" class="drilldowns" id="drilldowns-{run}">([^<]*)'
+                       "</script>", page)
+    assert packed, f"no drill-downs for run {run}"
+    return report.unpacked_fragments(packed.group(1))
+
+
+def test_each_sample_has_a_drilldown_with_its_whole_reason_trials_output_and_source(html):
+    rows = views.sample_rows(base_run())
+    shown = fragments(html, 1)
+    assert len(shown) == len(rows)
+    gelu = shown[[r.problem_id for r in rows].index("level1/gelu")]
+    assert "<pre class=\"reason\">" + GELU_REASON + "</pre>" in gelu  # the whole reason, its second line too
+    assert "at index (3, 1)" not in views.one_line(GELU_REASON)  # what the table shows of it
+    assert '<tr class="failed"><td class="num">0</td><td>failed</td>' in gelu
+    assert GELU_TAIL.strip().splitlines()[-1] in gelu and solution_source("level1/gelu", 0).splitlines()[0] in gelu
+    assert "run base" in gelu and "<h3>Conversation" not in gelu  # files, not a model run
+    relu = shown[[r.problem_id for r in rows].index("level1/relu")]
+    assert '<svg class="timing"' in relu and "95% interval 1.42-1.58" in relu and "0.615 ms" in relu
+    matmul = shown[[r.problem_id for r in rows].index("level1/matmul")]
+    assert "missing" in matmul and "<h3>Solution" not in matmul
+    assert len(fragments(html, 2)) == len(views.sample_rows(base_run("next")))
+
+
+def test_a_cut_reason_links_to_the_whole_of_it(html):
+    table = html[html.index('id="problems-1"'):]
+    table = table[:table.index("</table>")]
+    gelu = next(row for row in table.split("<tr>") if ">level1/gelu</a>" in row)
+    assert '<a class="drill more" href="#sample-1-1">[whole reason]</a>' in gelu
+    relu = next(row for row in table.split("<tr>") if ">level1/relu</a>" in row)
+    assert "[whole reason]" not in relu  # one line, shown whole
+
+
+def test_a_model_runs_drilldown_holds_the_conversation():
+    page = report.render([generated_run()], resamples=RESAMPLES)
+    (shown,) = fragments(page, 1)
+    assert "Conversation (2 turns)" in shown
+    assert "Write a kernel for ReLU" in shown and "This is turn 2: fix it" in shown
+    assert "```python\ngood\n```" in shown and "incorrect: shape (2,) != (3,)" in shown
+    assert "100 tokens in, 50 out, $0.0010" in shown and "120 tokens in, 60 out, $0.0012" in shown
+    assert "turn 2 of 2" in shown
+
+
+def test_text_from_the_store_is_escaped_in_the_drilldowns_too():
+    data = generated_run()
+    hostile = "<script>alert('owned')</script>"
+    data = replace(data, evaluations=[replace(e, reason=hostile) for e in data.evaluations],
+                   samples=[replace(s, source=hostile) for s in data.samples],
+                   turns=[replace(t, prompt=hostile, reply=hostile) for t in data.turns])
+    (shown,) = fragments(report.render([data], resamples=RESAMPLES), 1)
+    assert "<script" not in shown and shown.count("&lt;script&gt;alert(&#39;owned&#39;)") == 6
+
+
+def test_a_big_runs_drilldowns_stay_small():
+    """A model run of 200 samples of 3 turns, with prompts of one template (as real ones) and distinct replies:
+    the page carries the drill-downs in a fraction of their size."""
+    data = generated_run()
+    turns, evaluations = [], []
+    template = "You write fast GPU kernels. Replace the operators of this PyTorch model. " * 60
+    for problem in range(200):
+        for turn in range(1, 4):
+            reply = "".join(f"x{problem}_{turn}_{i} = torch.relu(x{i})\n" for i in range(60))
+            turns.append(TurnRecord("level1/relu", problem, turn, 1, template + f"problem {problem}", {}, reply,
+                                    None, reply, "s" * 64, {}, 1000, 500, 0.01, "", "incorrect", False, "wrong"))
+        evaluations.append(replace(data.evaluations[0], sample_index=problem, turn=3))
+    samples = [replace(data.samples[0], index=problem, source=f"# sample {problem}\n") for problem in range(200)]
+    page = report.render([replace(data, samples=samples, evaluations=evaluations, turns=turns)], resamples=RESAMPLES)
+    shown = fragments(page, 1)
+    raw = len("".join(shown).encode())
+    packed = len(re.search(r'id="drilldowns-1">([^<]*)</script>', page).group(1))
+    assert len(shown) == 200 and raw > 4_000_000 and packed < raw / 10, (raw, packed)
+
+
+def test_log_axes_are_labelled_at_1_2_5():
+    assert log_axis.log_ticks(0.1, 10) == [0.1, 0.2, 0.5, 1, 2, 5, 10]
+    assert log_axis.log_ticks(0.17, 2.5) == [0.1, 0.2, 0.5, 1, 2, 5]  # 0.17 between the labels 0.1 and 0.2
+    assert log_axis.log_ticks(0.02, 30) == [0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]
+    assert log_axis.log_ticks(0.002, 30) == [0.001, 0.01, 0.1, 1, 10, 100]  # over 4 decades: powers of ten
+    ticks, labels = log_axis.axis([0.8, 3.0], include=(1.0,))
+    assert labels == ["0.5", "1", "2", "5"] and ticks == [0.5, 1, 2, 5]
+    assert log_axis.axis([])[1] == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
+    with pytest.raises(ValueError):
+        log_axis.log_ticks(0, 1)
+
+
+def test_the_speedup_plot_has_1_2_5_labels(html):
+    assert '"ticktext":["0.5","1","2","5"]' in html.replace(" ", "")  # base and next: speedups 0.8 to 3

@@ -3,6 +3,7 @@ nothing is judged, so building one takes milliseconds."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,12 +34,35 @@ NEXT = [
 ]
 GELU_REASON = "incorrect: values differ at trial 0\n  max abs error 0.5 at index (3, 1)"
 GELU_TAIL = "compiling kernel...\nwarning: something odd on line 12\n"
+# relu's correct sample is timed: (min, p25, median, p75, max) per call in ms, and each round's median.
+RELU_TIMING = {"candidate": ((0.38, 0.40, 0.41, 0.43, 0.52), (0.41, 0.405, 0.415)),
+               "eager": ((0.58, 0.60, 0.615, 0.63, 0.9), (0.61, 0.62, 0.615))}
+
+
+def solution_source(problem_id: str, index: int) -> str:
+    return f"# sample {index} for {problem_id}\nimport torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+
+
+def _timing(column: str) -> dict:
+    (low, p25, median, p75, high), rounds = RELU_TIMING[column]
+    return {"clock": "cuda-event", "min_ms": low, "p25_ms": p25, "median_ms": median, "p75_ms": p75, "max_ms": high,
+            "mean_ms": median, "stdev_ms": 0.02, "count": 300, "rel_error": 0.004, "stop_reason": "3 rounds",
+            "rounds": list(rounds)}
 
 
 def _detailed(data: RunData) -> RunData:
-    """gelu's verdict with a multi-line reason, trials and an output tail, as a judge writes them."""
+    """gelu's verdict with a multi-line reason, trials and an output tail, relu's with its timings, as a
+    judge writes them; each sample with a source."""
     evaluations = []
     for record in data.evaluations:
+        if record.problem_id == "level1/relu" and record.status == "correct":
+            verdict = make_verdict("level1/relu", "correct", 1.5)
+            verdict.trials = [Trial(i, True, "ok", "all outputs match", 0.0, 0.0) for i in range(5)]
+            verdict.timing = _timing("candidate")
+            verdict.runtime_ms = verdict.timing["median_ms"]
+            verdict.baselines = {"eager": {"runtime_ms": 0.615, "timing": _timing("eager"), "source": "measured"}}
+            verdict.speedup, verdict.speedup_interval = {"eager": 1.5}, {"eager": [1.42, 1.58]}
+            record = EvaluationRecord.from_verdict(verdict, "level1/relu", 0)
         if record.problem_id == "level1/gelu" and record.status == "incorrect":
             verdict = make_verdict("level1/gelu", "incorrect")
             verdict.reason, verdict.output_tail, verdict.output_bytes = GELU_REASON, GELU_TAIL, len(GELU_TAIL)
@@ -46,7 +70,10 @@ def _detailed(data: RunData) -> RunData:
             verdict.max_abs_error, verdict.max_rel_error = 0.5, 0.25
             record = EvaluationRecord.from_verdict(verdict, "level1/gelu", 0)
         evaluations.append(record)
-    return replace(data, evaluations=evaluations)
+    samples = [replace(s, source=(source := solution_source(s.problem_id, s.index)),
+                       sha256=hashlib.sha256(source.encode()).hexdigest()) for s in data.samples]
+    problems = [replace(p, sha256=hashlib.sha256(p.sha256.encode()).hexdigest()) for p in data.problems]
+    return replace(data, evaluations=evaluations, samples=samples, problems=problems)
 
 
 def generated_run() -> RunData:

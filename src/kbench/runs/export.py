@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kbench.core.versions import install_hint
-from kbench.runs.records import RunData, finite
+from kbench.runs.records import RunData, TurnRecord, finite
 
 FORMATS = ("jsonl", "parquet", "kernelbench")
 KERNELBENCH_NUMBER = re.compile(r"(\d+)_")
@@ -26,27 +26,109 @@ class ExportError(Exception):
     """An export that cannot be made here (a format without its library)."""
 
 
+# The fields of one exported sample, in order; docs/runs.md describes each (tests/test_export.py holds them
+# to it). Kinds: how a field is typed in Parquet ("json": JSON text there, an object in JSON lines).
+SAMPLE_FIELDS: dict[str, str] = {
+    "run": "string",
+    "problem_id": "string",
+    "level": "int64",
+    "problem_name": "string",
+    "problem_path": "string",
+    "problem_sha256": "string",
+    "problem_source": "string",
+    "sample_index": "int64",
+    "sample_name": "string",
+    "solution_origin": "string",
+    "solution_sha256": "string",
+    "solution_source": "string",
+    "status": "string",
+    "correct": "bool",
+    "reason": "string",
+    "runtime_ms": "float64",
+    "baselines_ms": "columns",
+    "speedup": "columns",
+    "session": "int64",
+    "started_at": "string",
+    "finished_at": "string",
+    "turn": "int64",
+    "n_turns": "int64",
+    "input_tokens": "int64",
+    "output_tokens": "int64",
+    "cost_usd": "float64",
+    "verdict": "json",
+    "turns": "turns",
+    "superseded": "json",
+    "run_config": "json",
+}
+# The fields of each element of a sample's ``turns``: a TurnRecord without the sample's keys.
+TURN_FIELDS: dict[str, str] = {
+    "turn": "int64",
+    "session": "int64",
+    "prompt": "string",
+    "prompt_record": "json",
+    "reply": "string",
+    "extraction": "json",
+    "source": "string",
+    "sha256": "string",
+    "generation": "json",
+    "input_tokens": "int64",
+    "output_tokens": "int64",
+    "cost_usd": "float64",
+    "generated_at": "string",
+    "status": "string",
+    "correct": "bool",
+    "reason": "string",
+    "runtime_ms": "float64",
+    "speedup": "json",
+    "verdict": "json",
+    "evaluated_at": "string",
+}
+
+
+def _total(values: list[Any]) -> Any:
+    """The sum of the known values; None when none is known (no turn, or a provider that gave no usage)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _turn(turn: TurnRecord) -> dict[str, Any]:
+    return {name: getattr(turn, name) for name in TURN_FIELDS}
+
+
 def rows(data: RunData) -> list[dict[str, Any]]:
-    """One flat row per evaluation (or pending sample), in problem order."""
+    """One row per evaluation (or pending sample), in problem order: every field of SAMPLE_FIELDS,
+    everything the store holds about the sample (its source, its turns, the verdicts a re-judging
+    replaced) and the run's settings, so that one row stands alone in a data set."""
     problems = {p.problem_id: p for p in data.problems}
     samples = {(s.problem_id, s.index): s for s in data.samples}
     evaluations = {(e.problem_id, e.sample_index): e for e in data.evaluations}
+    turns: dict[tuple[str, int], list[TurnRecord]] = {}
+    for turn in data.turns:
+        turns.setdefault((turn.problem_id, turn.sample_index), []).append(turn)
+    superseded: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for record in data.superseded:
+        superseded.setdefault((record.problem_id, record.sample_index), []).append(asdict(record))
+    settings = asdict(data.run.config)
     keys = list(samples) + [k for k in evaluations if k not in samples]
     keys.sort(key=lambda k: (problems[k[0]].position, k[1]))
     result = []
     for problem_id, index in keys:
         problem, sample, evaluation = problems[problem_id], samples.get((problem_id, index)), evaluations.get((problem_id, index))
+        sample_turns = sorted(turns.get((problem_id, index), []), key=lambda t: t.turn)
         result.append(
             {
                 "run": data.run.name,
                 "problem_id": problem_id,
                 "level": problem.level,
                 "problem_name": problem.name,
+                "problem_path": problem.path,
                 "problem_sha256": problem.sha256,
+                "problem_source": problem.source,
                 "sample_index": index,
                 "sample_name": sample.name if sample else None,
                 "solution_origin": sample.origin if sample else None,
                 "solution_sha256": sample.sha256 if sample else None,
+                "solution_source": sample.source if sample else None,
                 "status": evaluation.status if evaluation else "pending",
                 "correct": evaluation.correct if evaluation else False,
                 "reason": evaluation.reason if evaluation else "",
@@ -54,8 +136,17 @@ def rows(data: RunData) -> list[dict[str, Any]]:
                 "baselines_ms": evaluation.baselines if evaluation else {},
                 "speedup": evaluation.speedup if evaluation else {},
                 "session": evaluation.session if evaluation else None,
+                "started_at": evaluation.started_at if evaluation else None,
                 "finished_at": evaluation.finished_at if evaluation else None,
+                "turn": evaluation.turn if evaluation else None,
+                "n_turns": len(sample_turns),
+                "input_tokens": _total([t.input_tokens for t in sample_turns]),
+                "output_tokens": _total([t.output_tokens for t in sample_turns]),
+                "cost_usd": _total([t.cost_usd for t in sample_turns]),
                 "verdict": evaluation.verdict if evaluation else None,
+                "turns": [_turn(t) for t in sample_turns],
+                "superseded": superseded.get((problem_id, index), []),
+                "run_config": settings,
             }
         )
     return result
@@ -78,31 +169,62 @@ def write_jsonl(data: RunData, out: TextIO) -> int:
     return len(lines)
 
 
+def _json_text(value: Any) -> str | None:
+    return None if value is None else json.dumps(finite(value), allow_nan=False, default=str)
+
+
+def parquet_schema(columns: tuple[str, ...]) -> Any:
+    """The Parquet schema of a run whose baseline columns are ``columns``: SAMPLE_FIELDS in order,
+    each "columns" field as one float64 column per baseline (``speedup_<col>``, ``baseline_ms_<col>``),
+    "json" fields as JSON text, ``turns`` as a list of structs of TURN_FIELDS."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+             "json": pa.string()}
+    turn = pa.struct([pa.field(name, types[kind]) for name, kind in TURN_FIELDS.items()])
+    fields = []
+    for name, kind in SAMPLE_FIELDS.items():
+        if kind == "columns":
+            prefix = "speedup_" if name == "speedup" else "baseline_ms_"
+            fields.extend(pa.field(prefix + column, pa.float64()) for column in columns)
+        elif kind == "turns":
+            fields.append(pa.field(name, pa.list_(turn)))
+        else:
+            fields.append(pa.field(name, types[kind]))
+    return pa.schema(fields)
+
+
+def _parquet_row(row: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, kind in SAMPLE_FIELDS.items():
+        if kind == "columns":
+            prefix = "speedup_" if name == "speedup" else "baseline_ms_"
+            flat.update({prefix + column: row[name].get(column) for column in columns})
+        elif kind == "turns":
+            flat[name] = [{k: _json_text(v) if TURN_FIELDS[k] == "json" else v for k, v in turn.items()}
+                          for turn in row[name]]
+        else:
+            flat[name] = _json_text(row[name]) if kind == "json" else row[name]
+    return flat
+
+
 def write_parquet(data: RunData, path: Path) -> int:
-    """One row per evaluation; speedups and baseline times as one column per baseline,
-    the verdict as JSON text, and the run's config and manifests in the file's metadata."""
+    """One row per evaluation (parquet_schema); the run's config and manifests also in the file's metadata."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise ExportError(f"parquet export needs pyarrow ({install_hint('pyarrow', 'parquet')}); jsonl needs "
                           "nothing") from exc
-    table_rows = []
-    columns = sorted({c for row in rows(data) for c in (*row["speedup"], *row["baselines_ms"])})
-    for row in rows(data):
-        flat = {k: v for k, v in row.items() if k not in ("speedup", "baselines_ms", "verdict")}
-        for column in columns:
-            flat[f"speedup_{column}"] = row["speedup"].get(column)
-            flat[f"baseline_ms_{column}"] = row["baselines_ms"].get(column)
-        flat["verdict"] = None if row["verdict"] is None else json.dumps(finite(row["verdict"]), default=str)
-        table_rows.append(flat)
-    table = pa.Table.from_pylist(table_rows)
+    lines = rows(data)
+    columns = tuple(sorted({c for row in lines for c in (*row["speedup"], *row["baselines_ms"])}))
+    table = pa.Table.from_pylist([_parquet_row(row, columns) for row in lines], schema=parquet_schema(columns))
     metadata = {
         b"kbench.config": json.dumps(asdict(data.run.config)).encode(),
         b"kbench.manifests": json.dumps(finite([s.manifest.to_dict() for s in data.sessions])).encode(),
     }
     pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata}), path)
-    return len(table_rows)
+    return len(lines)
 
 
 def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:

@@ -7,12 +7,20 @@ plain JavaScript to sort the per-problem tables. plotly is an optional
 dependency (``pip install -e '.[report]'``) imported only when a report is
 rendered, so the judge and the GPU machines never need it.
 
+Each sample's row opens its drill-down (``kbench.runs.drilldown``, rendered from
+``drilldown.html.j2``) in a dialog. The drill-downs hold every source, prompt and
+reply of the run, so they travel gzip-compressed (one base64 block per run, read
+by the browser's DecompressionStream on the first click): a model run's prompts
+repeat the same template, and compress many times over.
+
 The figures are the ones ``kbench score`` and ``kbench compare`` print
 (``kbench.runs.score``), and the rows are ``kbench show``'s (``kbench.runs.views``).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import math
 import sys
@@ -21,7 +29,9 @@ from importlib import resources
 from typing import Any
 
 import kbench
+from kbench.runs import log_axis
 from kbench.runs.comparison import Mismatch, RunComparison, compare, mismatches
+from kbench.runs.drilldown import anchor, drilldowns
 from kbench.runs.manifest import Manifest, now
 from kbench.runs.records import RETRIED_STATUSES, RunData, finite
 from kbench.runs.score import (
@@ -45,6 +55,7 @@ from kbench.runs.views import (
 )
 
 TEMPLATE = "report.html.j2"
+DRILLDOWN_TEMPLATE = "drilldown.html.j2"
 FIGURE_HEIGHT = 420
 CPU_NOTE = ("judged on a CPU: Triton kernels ran through Triton's interpreter and C++ on the CPU, so the speedups "
             "are CPU timings and say nothing about how fast the kernels are on a GPU")
@@ -58,12 +69,16 @@ class MissingDependency(Exception):
 class RunSection:
     """What the page says about one run."""
 
+    number: int  # its place in the report, from 1
     summary: RunSummary
     score: Score
     rows: list[SampleRow]
     manifest: list[tuple[str, str]]  # the manifest's main fields, labelled
     manifest_json: str  # the whole first session's manifest
     notes: list[str]  # what a reader must know before trusting the figures
+    drilldowns: str  # each row's drill-down, in row order, as packed_fragments makes them
+    first_row: dict[str, int]  # each problem's first row in ``rows``, for links to its drill-down
+    reason_cut: list[bool]  # per row: the table's one-line reason is not the whole reason
 
 
 @dataclass(frozen=True)
@@ -77,16 +92,17 @@ class ComparisonSection:
 def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> str:
     """The whole HTML page for ``runs``; with several, each later run is compared with the first."""
     go, plotly_js, jinja2 = _dependencies()
-    sections = [_section(data, resamples, seed) for data in runs]
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                     lstrip_blocks=True)
+    environment.filters.update(estimate=estimate_text, speedup=speedup_text, sort_key=sort_key, num=number_text)
+    drilldown = environment.from_string(resources.files("kbench.runs").joinpath(DRILLDOWN_TEMPLATE).read_text())
+    sections = [_section(data, number, resamples, seed, drilldown) for number, data in enumerate(runs, 1)]
     comparisons = [_comparison(runs[0], data, resamples, seed) for data in runs[1:]]
     figures = {
         "fast_p": _html(_fast_p_figure(go, sections)),
         "speedups": _html(_speedup_figure(go, sections)),
         "comparisons": [_html(_comparison_figure(go, c)) for c in comparisons],
     }
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                                     lstrip_blocks=True)
-    environment.filters.update(estimate=estimate_text, speedup=speedup_text, sort_key=sort_key)
     template = environment.from_string(resources.files("kbench.runs").joinpath(TEMPLATE).read_text())
     return template.render(
         title="kbench report: " + ", ".join(data.run.name for data in runs),
@@ -99,6 +115,7 @@ def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int
         p_values=P_VALUES,
         all_key=ALL,
         statuses_retried=sorted(RETRIED_STATUSES),
+        anchor=anchor,
     )
 
 
@@ -128,17 +145,38 @@ def _html(figure: Any) -> str:
     return figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False, "responsive": True})
 
 
-def _section(data: RunData, resamples: int, seed: int) -> RunSection:
+def _section(data: RunData, number: int, resamples: int, seed: int, drilldown: Any) -> RunSection:
     result = score(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
     manifest = data.sessions[0].manifest
+    rows = sample_rows(data)
+    first_row: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        first_row.setdefault(row.problem_id, index)
+    details = drilldowns(data, number, columns_of(data))
+    fragments = [drilldown.render(d=d) for d in details]
     return RunSection(
+        number=number,
         summary=summarize(data),
         score=result,
-        rows=sample_rows(data),
+        rows=rows,
         manifest=manifest_fields(manifest),
         manifest_json=json.dumps(finite(manifest.to_dict()), indent=2, default=str),
         notes=_notes(data, result),
+        drilldowns=packed_fragments(fragments),
+        first_row=first_row,
+        reason_cut=[d.detail.evaluation is not None and d.detail.evaluation.reason.strip() != d.detail.row.reason
+                    for d in details],
     )
+
+
+def packed_fragments(fragments: list[str]) -> str:
+    """The fragments as the page carries them: a JSON array, gzip-compressed (no timestamp, so the same
+    run gives the same page), in base64; ``unpacked_fragments`` and the page's script read it back."""
+    return base64.b64encode(gzip.compress(json.dumps(fragments).encode(), mtime=0)).decode("ascii")
+
+
+def unpacked_fragments(packed: str) -> list[str]:
+    return json.loads(gzip.decompress(base64.b64decode(packed)))
 
 
 def manifest_fields(manifest: Manifest) -> list[tuple[str, str]]:
@@ -241,8 +279,10 @@ def _speedup_figure(go: Any, sections: list[RunSection]) -> Any:
                 hovertemplate="%{text}: %{y:.3g}x<extra></extra>",
             ))
     figure.add_hline(y=1.0, line_dash="dot", line_color="grey")
+    ticks, labels = log_axis.axis([y for trace in figure.data for y in trace.y or ()], include=(1.0,))
     figure.update_layout(title="speedups of correct samples (log scale; 1 = as fast as the baseline)",
                          yaxis_type="log", yaxis_title="speedup (baseline time / candidate time)", showlegend=False)
+    figure.update_yaxes(tickvals=ticks, ticktext=labels, range=[math.log10(ticks[0]), math.log10(ticks[-1])])
     if not any(trace.y for trace in figure.data):
         figure.add_annotation(text="no correct sample: no speedup to show", showarrow=False,
                               xref="paper", yref="paper", x=0.5, y=0.5)
@@ -264,6 +304,13 @@ def _comparison_figure(go: Any, section: ComparisonSection) -> Any:
     figure.update_layout(title=f"{section.run_b} - {section.run_a}, paired over shared problems "
                          f"({result.confidence:.0%} bootstrap intervals)", yaxis_title="difference B - A")
     return figure
+
+
+def number_text(value: Any) -> str:
+    """A measured number to 4 significant digits; ``-`` for none (or one that is no number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    return f"{value:.4g}"
 
 
 def sort_key(value: float | None) -> str:
