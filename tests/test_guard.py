@@ -411,6 +411,46 @@ def test_a_compiled_extensions_function_counts_as_a_launched_kernel(monkeypatch)
     assert [f.rule for f in watch.findings(recorder)] == ["no-kernel"]
 
 
+def test_a_replayed_cuda_graph_counts_the_launches_it_captured(monkeypatch):
+    """An honest solution captures its own kernels into a CUDA graph once and replays it in
+    forward: the replay launches them (three such corpus files were flagged no-kernel on the
+    H200). A graph of PyTorch operations alone still counts for nothing."""
+    import torch
+
+    from kbench.judge.guard import captures
+    from kbench.judge.guard.runtime import LaunchWatch, OpRecorder
+
+    class Graph:  # torch.cuda.CUDAGraph's shape; a real one needs a GPU
+        def capture_begin(self, *args, **kwargs):
+            pass
+
+        def capture_end(self):
+            pass
+
+        def replay(self):
+            pass
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    captures.install(lambda: LaunchWatch(chain=True))
+    kernels: dict = {}
+    exec("def launch():\n    return 1\n", {"__name__": "numba.probe"}, kernels)  # a kernel package's launch
+    own, plain = Graph(), Graph()
+    with LaunchWatch() as around:  # captured inside another watch: that one still sees the launch
+        own.capture_begin()
+        kernels["launch"]()
+        own.capture_end()
+    assert around.launched == {"numba.probe"}
+    plain.capture_begin()
+    torch.relu(torch.ones(2))
+    plain.capture_end()
+    with OpRecorder() as recorder, LaunchWatch() as watch:
+        own.replay()
+    assert watch.findings(recorder) == [] and watch.launched == {"a CUDA graph of numba.probe"}
+    with OpRecorder() as recorder, LaunchWatch() as watch:
+        plain.replay()
+    assert [f.rule for f in watch.findings(recorder)] == ["no-kernel"]
+
+
 def test_the_host_clock_may_exceed_the_events_by_latency_but_not_by_hidden_work():
     from kbench.judge.guard.reported import timer_findings
 

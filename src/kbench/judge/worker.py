@@ -57,6 +57,7 @@ import torch
 from kbench.core.versions import package_version
 from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
 from kbench.judge.failure import Failure, phase
+from kbench.judge.guard import captures
 from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.outputs import (
     check_saved_call,
@@ -123,6 +124,7 @@ class Session:
             self.model_class = self.problem_module.Model
         self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate":
+            captures.install(lambda: LaunchWatch(chain=True))  # before the snapshot: the judge's own wrappers
             self.guard = RuntimeGuard(self.device)
             self.guard.pin("worker.session", self, ("commands", "answers_fd", "handles", "guard", "captured_ops"),
                            {"commands": io.TextIOWrapper})

@@ -39,7 +39,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from kbench.judge import state
 from kbench.judge.compare import leaves
-from kbench.judge.guard import Finding
+from kbench.judge.guard import Finding, captures
 from kbench.judge.guard.provenance import Provenance
 
 _equal = torch.equal
@@ -274,12 +274,16 @@ class LaunchWatch:
     compiled or interpreted), every call of a function of a compiled extension
     (``load_inline``/``load`` builds) and calls into CuPy or Numba; the
     operation recorder sees operators an extension registered (outside
-    ``aten``). A forward that launches none
+    ``aten``); a replay of a CUDA graph that captured such launches is one
+    (``captures``). A forward that launches none
     computes with PyTorch alone, whatever the source defines: ``no-kernel``.
+    ``chain``: the hook that was set before keeps being called (a watch around
+    a graph's capture, which may happen inside another watch).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, chain: bool = False) -> None:
         self.launched: set[str] = set()
+        self._chain = chain
         triton = sys.modules.get("triton")
         self._triton = os.path.dirname(triton.__file__) + os.sep if getattr(triton, "__file__", None) else None
         self._installed = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
@@ -294,11 +298,17 @@ class LaunchWatch:
         sys.setprofile(self._previous)
 
     def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        if self._chain and self._previous is not None:
+            self._previous(frame, event, arg)
         if event == "call":
             if self._triton and frame.f_code.co_name == "run" and frame.f_code.co_filename.startswith(self._triton):
                 self.launched.add("a Triton kernel")
             elif str(frame.f_globals.get("__name__", "")).split(".")[0] in KERNEL_PACKAGES:
                 self.launched.add(frame.f_globals["__name__"])
+            elif captures.is_replay(frame.f_code):
+                replayed = captures.replayed_launches(frame.f_locals.get("self"))
+                if replayed:
+                    self.launched.add("a CUDA graph of " + ", ".join(sorted(replayed)))
         elif event == "c_call":
             module = str(getattr(arg, "__module__", None) or "")
             if module.split(".")[0] in KERNEL_PACKAGES or self._from_an_extension(arg):
