@@ -165,6 +165,7 @@ def test_what_a_patch_may_not_touch_whatever_the_task_allows(task):
     ("workload", "rejected", "patch-path: workload.py is the workload's file name"),
     ("outside", "rejected", "patch-path: README.md is not among the paths this task allows"),
     ("symlink", "rejected", "patch-path: tinyops/fast.py is a symbolic link"),
+    ("binary", "rejected", "patch-path: tinyops/table.py is a binary file"),
     ("introspection", "rejected", "introspection: tinyops/norm.py: imports gc"),
     ("stale", "compile_error", "the patch does not apply to the pinned revision"),
 ])
@@ -247,6 +248,13 @@ def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
     assert verdict.reason.startswith("the patched repository does not import: tests/test_norm.py::<collection>")
     assert "SyntaxError" in verdict.reason and "tinyops/norm.py" in verdict.reason
     assert "kbench-repo-" not in verdict.reason  # the repository's paths, not the private copy's
+
+
+@pytest.mark.slow
+def test_tests_that_do_not_finish_in_the_task_s_time_are_a_timeout(fixture, task):
+    verdict = evaluate_patch(replace(task, tests_timeout=5.0), Patch.from_file(fixture[1]["hang"]), "cpu", expert=None)
+    assert verdict.status == "timeout"
+    assert verdict.reason.startswith("tests: timeout: the tests did not finish within 5 s")
 
 
 @pytest.mark.slow
