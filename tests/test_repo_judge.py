@@ -261,6 +261,17 @@ def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):
 
 
 @pytest.mark.slow
+def test_a_test_skipped_by_the_patched_code_is_a_failure(fixture):
+    """The visible test file's own skip (no GPU here) is the tests' business; one the
+    repository's code raises hides the test from the judge."""
+    verdict = quick(fixture, "skip")
+    assert verdict.status == "incorrect"
+    assert verdict.reason.startswith("a visible test failed: tests/test_norm.py::test_shape failed: skipped by code "
+                                     "outside the tests: tinyops/norm.py:")
+    assert "test_on_the_gpu" not in verdict.reason
+
+
+@pytest.mark.slow
 def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
     verdict = quick(fixture, "syntax")
     assert verdict.status == "compile_error"
