@@ -335,3 +335,19 @@ def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixt
     print_patch_verdict(verdict)
     shown = capsys.readouterr().out
     assert "speedup over base:" in shown and "of the expert's speedup" in shown and "solved: no" in shown
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_task_audits_and_only_the_expert_solves_it(fixture, task, tmp_path):
+    """The fixture's loop over 2048 rows launches thousands of kernels a call; the expert's one
+    vectorised call is far past 1.2x, and a patch that changes nothing is near 1x."""
+    cache = tmp_path / "experts.sqlite"
+    record = audit_task(task, "cuda", "default", expert_cache=cache)
+    assert record["ok"], record["checks"]
+    assert record["checks"]["expert"]["speedup"] >= 1.2 and record["checks"]["workload"]["eager_ms"] >= 1.0
+    nothing = evaluate_patch(task, fixture[1]["nothing"], "cuda", size="default", expert=cache)
+    assert nothing.status == "correct" and 0.8 < nothing.speedup["base"] < 1.25
+    assert nothing.expert["measured"].startswith("cached") and not solved(nothing)
+    expert = evaluate_patch(task, fixture[1]["expert"], "cuda", size="default", expert=cache)
+    assert expert.status == "correct" and expert.expert["measured"].startswith("cached")
+    assert solved(expert), expert.expert  # the expert's patch judged again solves its own task (issue 29)
