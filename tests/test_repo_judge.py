@@ -154,6 +154,7 @@ def test_what_a_patch_may_not_touch_whatever_the_task_allows(task):
     assert "git's own data" in refusal(wide, ".git/hooks/pre-commit")
     assert "one of the task's tests" in refusal(wide, "tests/test_norm.py")
     assert "hidden test" in refusal(wide, "hidden/test_norm_hidden.py")
+    assert "in the folder of a hidden test" in refusal(wide, "hidden/__init__.py")
     assert "workload" in refusal(wide, "workload.py")
     assert "configures the tests" in refusal(wide, "tinyops/conftest.py")
     assert "configures the tests" in refusal(wide, "pyproject.toml")

@@ -131,9 +131,11 @@ def refusal(task: Task, path: str) -> str | None:
         test_path = PurePosixPath(test.split("::", 1)[0])
         if pure == test_path or test_path in pure.parents:
             return f"{path} is one of the task's tests"
-    for hidden in task.hidden_tests:
-        if pure == PurePosixPath(hidden):
+    for hidden in map(PurePosixPath, task.hidden_tests):
+        if pure == hidden:
             return f"{path} is where a hidden test of the task goes"
+        if len(hidden.parts) > 1 and hidden.parent in pure.parents:  # an __init__.py there changes how it imports
+            return f"{path} is in the folder of a hidden test of the task ({hidden.parent})"
     if pure.name == task.workload_path.name or pure.name in HARNESS_FILES:
         what = "the workload's file name" if pure.name == task.workload_path.name else "a file that runs or " \
             "configures the tests"
