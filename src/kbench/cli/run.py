@@ -20,6 +20,7 @@ from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
 from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
 from kbench.cli.progress import BarProgress, PlainProgress
+from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
@@ -29,6 +30,7 @@ from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
 from kbench.runs.records import finite
+from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
@@ -232,6 +234,9 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
             raise
         listener.close()
         data = store.load(run)
+    if data.run.config.track == REPO_TRACK:
+        show_repo_score(console, data, as_json)
+        return
     result = score_run(outcomes(data), columns_of(data))
     if as_json:
         typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))
