@@ -103,7 +103,7 @@ def repo_config(tasks: list[Task], samples: list[SampleRecord], *, selection: Se
         solutions=solutions,
         baselines=BASELINES,
         policy=check_policy(policy),
-        suite_sha256=sha256_lines([f"{t.id}\0{t.sha256}\0{t.repository.commit}" for t in tasks]),
+        suite_sha256=sha256_lines([f"{t.id}\0{t.sha256}" for t in tasks]),  # a task's hash covers its revision
         solutions_sha256=solutions_sha256,
         source=source,
         track=TRACK,
