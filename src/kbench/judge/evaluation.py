@@ -30,7 +30,7 @@ from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trus
 from kbench.judge.compare import Comparison
 from kbench.judge.confirmation import confirmed
 from kbench.judge.devices import gpu_turn, resolve_device
-from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, Finding, action, check_policy
+from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost
@@ -38,6 +38,7 @@ from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
+from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
@@ -48,12 +49,7 @@ DEFAULT_TIMEOUT = 300.0
 CHECK_MARGIN_SECONDS = 5.0
 
 # Which status a failure in each worker phase gets.
-PHASE_STATUS = {
-    "build": "compile_error",
-    "init": "compile_error",
-    "forward": "runtime_error",
-    "output": "incorrect",
-}
+PHASE_STATUS = {"build": "compile_error", "init": "compile_error", "forward": "runtime_error", "output": "incorrect"}
 LOST_STATUS = {"timeout": "timeout", "died": "crashed", "memory": "crashed", "protocol": "crashed"}
 
 
@@ -83,6 +79,7 @@ def evaluate(
     sandbox: bool = True,
     progress: Callable[[str], None] | None = None,
     spares: Spares | None = None,
+    sides: Sides | None = None,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -104,6 +101,7 @@ def evaluate(
     ``spares``: workers started ahead (kbench.judge.spares; default: the executor thread's).
     A rejection that noise could have made is a suspicion, evaluated again before it is a
     verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way.
+    ``sides``: each side's code beside the problem file, whose Model is then the candidate (kbench.judge.sides).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -121,6 +119,7 @@ def evaluate(
         evaluation.sandbox = confinement
         evaluation.tell = progress or evaluation.tell
         evaluation.spares = spares
+        evaluation.sides, evaluation.reference_side.import_path = sides, sides and sides.reference
         return evaluation.run(measure_time)
 
     return confirmed(judged, spares or current(device, confinement), progress)
@@ -150,10 +149,11 @@ class _Evaluation:
         self.sandbox: Sandbox | None = None
         self.handover: set[str] = set()
         self.spares: Spares | None = None
+        self.sides: Sides | None = None
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
-        findings = check_source(self.solution.source, reference_source=self.problem.source)
+        findings = [] if self.sides else check_source(self.solution.source, reference_source=self.problem.source)
         self.style_findings = [f for f in findings if f.rule in AFTER_TRIALS]  # once the trials pass
         try:
             self._consider([f for f in findings if f.rule not in AFTER_TRIALS])
@@ -164,8 +164,9 @@ class _Evaluation:
                 self.phase_seconds["waiting"] = waited
             self.deadline = started + waited + self.timeout
             self.reference_side.deadline = started + waited + max(self.timeout, REFERENCE_TIMEOUT)
-            with evaluation_workers(self.spares, self.device, self.solution.sha256, self.sandbox,
-                                    self.memory_limit) as (reference, candidate, self.tmp):
+            key = self.sides.candidate_key if self.sides else self.solution.sha256
+            with evaluation_workers(self.spares, self.device, key, self.sandbox, self.memory_limit) as (
+                    reference, candidate, self.tmp):
                 solution_path = self.tmp / "solution.py"  # the candidate's scratch is the evaluation's private folder
                 solution_path.write_text(self.solution.source)
                 self.copy_path = str(solution_path)
@@ -180,7 +181,7 @@ class _Evaluation:
         load["solution_path"] = str(solution_path)
         try:
             reference.send({**load, "role": "reference"})
-            candidate.send({**load, "role": "candidate"})
+            candidate.send({**load, "role": "candidate", **candidate_checkout(self.sides, self.tmp)})
             self.tell("loading the problem, building and loading the solution")
             with self._phase("load"):
                 ref_loaded = self.reference_side.ask(reference, "loading the problem")
@@ -415,10 +416,10 @@ class _Evaluation:
 
     # --- the guard's judge-side rules -------------------------------------
     def _consider(self, findings: list[Finding]) -> None:
-        """Apply the policy: flags are kept, the first rejecting finding ends the evaluation."""
+        """Apply the policy (with sides no style rule): flags are kept, the first rejecting finding ends it."""
         rejecting = []
         for finding in findings:
-            verdict = action(finding.rule, self.policy)
+            verdict = "ignore" if self.sides and finding.rule in STYLE else action(finding.rule, self.policy)
             if verdict == "reject":
                 rejecting.append(finding)
             elif verdict == "flag":

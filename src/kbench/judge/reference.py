@@ -40,7 +40,9 @@ REFERENCE_TIMEOUT = 600.0
 HANDOVER_SECONDS = 5.0  # for a saved output's descriptor to come, once its save is reported
 
 
-def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32") -> dict[str, Any]:
+def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32",
+                 import_path: Path | None = None) -> dict[str, Any]:
+    """A ``load`` command; ``import_path``: a directory the problem imports code from (kbench.judge.sides)."""
     return {
         "op": "load",
         "problem_path": str(problem.path),
@@ -53,6 +55,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
         "init_seed": init_seed,
         "dtype": dtype,
         "requires": list(problem.requires),
+        **({"import_path": str(import_path)} if import_path else {}),
     }
 
 
@@ -208,9 +211,10 @@ class ReferenceSide:
         self.loaded: dict[str, Any] = {}  # what the reference reported on load: GPU, versions, pinned settings
         self.notes: dict[str, list[str]] = {}  # cached entries found under another environment, never used
         self.flags: list[str] = []  # a cache that could not be read or written
+        self.import_path: Path | None = None  # the reference's code beside the problem (kbench.judge.sides)
 
     def load_message(self, size: str | None = None) -> dict[str, Any]:
-        return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype)
+        return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype, self.import_path)
 
     def ask(self, reference: Worker, what: str, message: dict[str, Any] | None = None,
             orders: CallDriver | None = None) -> dict[str, Any]:

@@ -119,13 +119,16 @@ class Session:
             if hashlib.sha256(self.problem.source.encode()).hexdigest() != self.problem.sha256:
                 raise Failure("problem", "the problem's source does not match its hash")
             self.judged_dtype = msg.get("dtype", "float32")
+        own_code = msg["role"] == "candidate" and bool(msg.get("import_path"))  # kbench.judge.sides
+        sys.path[:0] = [msg["import_path"]] if msg.get("import_path") else []
+        if own_code:  # watched from its first import, which the problem makes
+            self._watch()
+        with phase("build" if own_code else "problem"):  # the candidate's code failing to import: its build
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
             self.model_class = self.problem_module.Model
         self.column = msg.get("column") if msg["role"] == "reference" else None
-        if msg["role"] == "candidate":
-            self.guard = RuntimeGuard(self.device)
-            self.guard.pin("worker.session", self, ("commands", "answers_fd", "handles", "guard", "captured_ops"),
-                           {"commands": io.TextIOWrapper})
+        if msg["role"] == "candidate" and not own_code:  # with code of its own, the problem's Model is the candidate
+            self._watch()
             self.model_class = _import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
@@ -140,6 +143,11 @@ class Session:
             "work": _work_counts(self.problem_module),
             "findings": self._findings(self.guard.state_findings() if self.guard else []),
         }
+
+    def _watch(self) -> None:  # the runtime guard's snapshot, before any of the candidate's code is imported
+        self.guard = RuntimeGuard(self.device)
+        self.guard.pin("worker.session", self, ("commands", "answers_fd", "handles", "guard", "captured_ops"),
+                       {"commands": io.TextIOWrapper})
 
     def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The problem at another size, and a new model for it (the solution is not re-imported)."""
@@ -465,12 +473,8 @@ def main(argv: list[str]) -> None:
         try:
             reply = handlers[msg["op"]](msg)
         except Failure as failure:
-            reply = {
-                "ok": False,
-                "phase": failure.phase,
-                "error": failure.message,
-                "traceback": failure.trace[-8000:],
-            }
+            reply = {"ok": False, "phase": failure.phase, "error": failure.message,
+                     "traceback": failure.trace[-8000:]}
         _write_all(answers_fd, (wire.encode(reply) + "\n").encode())
     _exit_now()
 

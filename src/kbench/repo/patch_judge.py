@@ -1,0 +1,215 @@
+"""Judging a patch to a task: ``evaluate_patch`` -> a Verdict with ``track = "repo"``.
+
+In order, each step a gate (docs/tasks.md):
+
+1. a clean checkout of the pinned revision (kbench.repo.checkout);
+2. the patch's paths, as git reads them, checked against the task's rules;
+   the patch applied to a copy by git, and every path that changed checked
+   again (kbench.repo.patch): ``compile_error`` when it does not apply,
+   ``rejected`` naming the path it may not touch;
+3. the static integrity rules on the Python files it added or changed
+   (kbench.repo.integrity): ``rejected``;
+4. the visible and hidden tests, with pytest in the candidate's sandbox, with
+   the task's time limit (kbench.repo.tests_run): ``incorrect`` naming the
+   failing test, ``compile_error`` when a test module cannot import the
+   patched repository;
+5. the workload, judged by the kernel track's own judge (kbench.judge.evaluate)
+   with the workload as the problem, the base checkout first on the reference
+   worker's import path and the patched one on the sandboxed candidate's
+   (kbench.judge.sides): outputs compared on fresh seeds, interleaved timing,
+   the trusted clock, every integrity rule; the speedup column is ``base``;
+6. for a correct patch, the expert patch's speedup under the same environment
+   (kbench.repo.expert, cached) and the patch's fraction of it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from kbench.core.solution import Solution
+from kbench.core.verdict import Verdict
+from kbench.judge.devices import gpu_turn, resolve_device, scratch_root
+from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
+from kbench.judge.guard import DEFAULT_POLICY, action, check_policy
+from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
+from kbench.judge.sides import Sides
+from kbench.judge.timing import TimingSettings, check_settings
+from kbench.repo.checkout import checkout, copy_tree
+from kbench.repo.expert import default_expert_cache, expert_record
+from kbench.repo.integrity import patch_findings
+from kbench.repo.patch import Patch, PatchError, apply, check_paths, check_result, declared_paths, snapshot
+from kbench.repo.task import Task, TaskError, find_task
+from kbench.repo.tests_run import TestsRun, run_tests
+from kbench.suite.problem import ProblemError, resolve_size
+
+# What a run of the tests that did not pass becomes.
+TESTS_STATUS = {"failed": "incorrect", "no_tests": "incorrect", "collection_error": "compile_error",
+                "timeout": "timeout", "crashed": "crashed"}
+
+
+def evaluate_patch(
+    task: Task | str | Path,
+    patch: Patch | str | Path,
+    device: str | None = None,
+    *,
+    size: str = "auto",
+    trials: int = DEFAULT_TRIALS,
+    timeout: float = DEFAULT_TIMEOUT,
+    timing: TimingSettings = TimingSettings(),
+    measure_time: bool = True,
+    hidden_tests: bool = True,
+    policy: str = DEFAULT_POLICY,
+    sandbox: bool = True,
+    memory_limit_bytes: int | None = None,
+    expert: bool | Path | None = True,
+    progress: Callable[[str], None] | None = None,
+) -> Verdict:
+    """Judge ``patch`` (a Patch, or the path of a patch file) for ``task`` (a Task, a bundled
+    id or the path of a task.toml) and return the verdict (``track == "repo"``).
+
+    ``timeout`` bounds the workload's evaluation (the tests have the task's own
+    ``tests.timeout_s``); ``hidden_tests=False`` runs the visible tests only (what an
+    agent may be told); ``measure_time=False`` checks the workload's outputs without
+    timing them. ``expert``: where the expert patch's measured speedup is cached (True:
+    beside the build cache; None or False: neither looked up nor measured, the verdict's
+    ``expert`` stays empty). Raises TaskError for an unusable task (its workload failing at
+    the base revision included), PatchFileError for a patch file that cannot be read,
+    ValueError for an unknown device, size or policy, SandboxUnavailable as ``evaluate``;
+    every fault of the patch ends in a verdict.
+    """
+    task = task if isinstance(task, Task) else find_task(task)
+    patch = patch if isinstance(patch, Patch) else Patch.from_file(patch)
+    device = resolve_device(device)
+    size = resolve_size(size, device)
+    check_settings(timing, device)
+    problem = task.workload()
+    options = dict(size=size, trials=trials, timeout=timeout, timing=timing, measure_time=measure_time,
+                   hidden_tests=hidden_tests, policy=check_policy(policy), sandbox=sandbox,
+                   memory_limit_bytes=memory_limit_bytes, progress=progress)
+    judge = _PatchJudge(task, patch, device, problem, options)
+    verdict = judge.run()
+    cache = default_expert_cache() if expert is True else (expert or None)
+    if expert and verdict.correct and measure_time and task.expert_patch is not None:
+        expert_patch = Patch.from_file(task.expert_patch)
+        judge.tell("measuring the expert patch under the same environment (once; then cached)")
+        record = expert_record(task.sha256, verdict, timing, cache,
+                               lambda: evaluate_patch(task, expert_patch, device, **{**options, "expert": None}),
+                               own=expert_patch.text == patch.text)
+        verdict = replace(verdict, expert=record)
+    return verdict
+
+
+class _PatchJudge:
+    def __init__(self, task: Task, patch: Patch, device: str, problem: Any, options: dict[str, Any]):
+        self.task, self.patch, self.device, self.problem, self.options = task, patch, device, problem, options
+        self.tell: Callable[[str], None] = options["progress"] or (lambda step: None)
+        self.sandbox = find_sandbox() if options["sandbox"] else None
+        self.phases: dict[str, float] = {}
+        self.started = time.monotonic()
+
+    def run(self) -> Verdict:
+        with tempfile.TemporaryDirectory(prefix="kbench-repo-", dir=scratch_root()) as tmp:
+            tmp = Path(tmp)
+            self.tell("checking out the pinned revision")
+            with self._phase("checkout"):
+                base = checkout(self.task.repository, tmp / "base")
+                before = snapshot(base)
+                patched = copy_tree(base, tmp / "patched")
+            self.tell("applying the patch")
+            try:
+                with self._phase("patch"):
+                    check_paths(self.task, declared_paths(self.patch, patched))
+                    apply(self.patch, patched)
+                    touched = check_result(self.task, before, patched)
+            except PatchError as error:
+                return self._verdict(error.status, error.reason)
+            for finding in patch_findings(base, patched, touched):
+                if action(finding.rule, self.options["policy"]) == "reject":
+                    return self._verdict("rejected", finding.text())
+            tests = self._tests(patched, tmp / "tests")
+            if tests.status != "passed":
+                return self._tests_verdict(tests)
+            return self._workload(base, patched, tests)
+
+    def _tests(self, patched: Path, scratch: Path) -> TestsRun:
+        """The visible (and hidden) tests on a copy of the patched tree, hidden tests placed in it."""
+        tree = copy_tree(patched, scratch / "repo")
+        hidden = self.task.hidden_files() if self.options["hidden_tests"] else []
+        for source, name in hidden:
+            if (tree / name).exists() or (tree / name).is_symlink():
+                raise TaskError(f"task file {self.task.path}: hidden test {name} would replace a file of the "
+                                "repository")
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, tree / name)
+        names = [*self.task.visible_tests, *(name for _, name in hidden)]
+        self.tell(f"running the tests ({len(names)} path(s))")
+        with self._phase("tests"), gpu_turn(self.device):
+            return run_tests(tree, names, self.device, timeout=self.task.tests_timeout, sandbox=self.sandbox,
+                             build_key=self.patch.sha256, scratch=scratch)
+
+    def _tests_verdict(self, tests: TestsRun) -> Verdict:
+        status = TESTS_STATUS[tests.status]
+        failed = tests.failures()
+        if tests.status == "collection_error":
+            reason = f"the patched repository does not import: {tests.summary()}"
+        elif failed:
+            kind = "hidden" if failed[0].id.split("::", 1)[0] in self.task.hidden_tests else "visible"
+            reason = f"a {kind} test failed: {tests.summary()}"
+        else:
+            reason = f"tests: {tests.status}: {tests.summary()}"
+        detail = "\n".join(f"{o.id}: {o.message}" for o in failed[:3])
+        return self._verdict(status, f"{reason}\n{detail}".strip(), tests)
+
+    def _workload(self, base: Path, patched: Path, tests: TestsRun) -> Verdict:
+        """The workload judged with the base checkout as the reference's code and the patched as the candidate's."""
+        options = self.options
+        try:
+            verdict = evaluate(
+                self.problem, Solution(self.problem.source, self.task.workload_path), self.device,
+                size=options["size"], trials=options["trials"], timeout=options["timeout"],
+                measure_time=options["measure_time"], timing=options["timing"],
+                memory_limit_bytes=options["memory_limit_bytes"], policy=options["policy"], baselines=("eager",),
+                baseline_cache=None, sandbox=options["sandbox"], progress=options["progress"],
+                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256))
+        except ProblemError as exc:
+            raise TaskError(f"task {self.task.id}: its workload fails at the base revision: {exc}") from exc
+        renamed = {key: _base_column(getattr(verdict, key))
+                   for key in ("speedup", "speedup_interval", "speedup_interval_within", "baselines")}
+        reason = f"tests: {tests.summary()}; workload: {verdict.reason}"
+        return replace(verdict, **renamed, **self._identity(), reason=reason, output_tail=verdict.output_tail,
+                       phase_seconds={**self.phases, **verdict.phase_seconds},
+                       wall_seconds=time.monotonic() - self.started)
+
+    def _identity(self) -> dict[str, Any]:
+        return dict(track="repo", problem=self.task.id, problem_path=str(self.task.path),
+                    problem_sha256=self.task.sha256, solution_path=str(self.patch.path) if self.patch.path else None,
+                    solution_sha256=self.patch.sha256)
+
+    def _verdict(self, status: str, reason: str, tests: TestsRun | None = None) -> Verdict:
+        """A verdict reached before the workload ran."""
+        return Verdict(
+            **self._identity(), device=self.device, size=self.options["size"], status=status, correct=False,
+            reason=reason, baselines={"base": {"runtime_ms": None}}, speedup={"base": None},
+            phase_seconds=dict(self.phases), wall_seconds=time.monotonic() - self.started,
+            output_tail=tests.output if tests else "", output_bytes=tests.output_bytes if tests else 0,
+            policy=self.options["policy"], sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
+        )
+
+    @contextmanager
+    def _phase(self, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.monotonic() - start
+
+
+def _base_column(values: dict[str, Any]) -> dict[str, Any]:
+    """The kernel track's eager column is the base revision here."""
+    return {("base" if key == "eager" else key): value for key, value in values.items()}

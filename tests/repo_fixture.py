@@ -1,0 +1,220 @@
+"""A tiny repository-maintenance task, written by the tests that need one (kbench.repo).
+
+``make_task(root)`` writes a git repository ``tinyops`` (an RMSNorm whose
+function normalises one row at a time in Python: the slow path), its visible
+test, a task folder beside its bundle (hidden test, workload with a small size,
+expert and broken patches), and returns the task file and the patches the
+tests judge, each made by editing a copy of the repository and asking
+``git diff`` for the patch (never written by hand).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+NORM = '''"""RMSNorm for tinyops."""
+
+import torch
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Root-mean-square normalisation over the last dimension."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = torch.empty_like(rows)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        out[i] = row / torch.sqrt(torch.mean(row * row) + eps) * weight
+    return out.reshape(x.shape)
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    @classmethod
+    def from_weights(cls, weight: torch.Tensor, eps: float = 1e-6) -> "RMSNorm":
+        norm = cls(weight.shape[0], eps)
+        with torch.no_grad():
+            norm.weight.copy_(weight)
+        return norm
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return rms_norm(x, self.weight, self.eps)
+'''
+
+FAST = '''    variance = torch.mean(x * x, dim=-1, keepdim=True)
+    return x * torch.rsqrt(variance + eps) * weight
+'''
+SLOW = '''    rows = x.reshape(-1, x.shape[-1])
+    out = torch.empty_like(rows)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        out[i] = row / torch.sqrt(torch.mean(row * row) + eps) * weight
+    return out.reshape(x.shape)
+'''
+
+VISIBLE_TEST = '''import torch
+
+from tinyops.norm import RMSNorm, rms_norm
+
+
+def test_shape():
+    assert RMSNorm(8)(torch.randn(3, 8)).shape == (3, 8)
+
+
+def test_values():
+    x, w = torch.randn(5, 16), torch.randn(16)
+    expected = x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+    torch.testing.assert_close(rms_norm(x, w), expected)
+'''
+
+HIDDEN_TEST = '''import torch
+
+from tinyops.norm import rms_norm
+
+
+def test_eps_is_used():
+    x, w = torch.randn(2, 3, 4) * 0.01, torch.ones(4)
+    expected = x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1.0) * w
+    torch.testing.assert_close(rms_norm(x, w, eps=1.0), expected)
+'''
+
+WORKLOAD = '''import torch
+
+from tinyops.norm import RMSNorm
+
+rows = 2048
+dim = 256
+KBENCH_SMALL = {"rows": 96, "dim": 32}
+
+
+class Model(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = RMSNorm.from_weights(torch.randn(dim))  # drawn under the judge's init seed
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+def get_inputs():
+    return [torch.randn(rows, dim)]
+
+
+def get_init_inputs():
+    return [dim]
+'''
+
+TASK = '''title = "RMSNorm is slow on many rows"
+statement = """Normalising a batch of rows with tinyops.norm.RMSNorm takes time proportional to the rows
+one by one, far slower than the arithmetic needs."""
+
+[repository]
+bundle = "../tinyops.bundle"
+commit = "{commit}"
+
+[patch]
+allowed = ["tinyops/*.py"]
+
+[tests]
+visible = ["tests/test_norm.py"]
+hidden = ["hidden/test_norm_hidden.py"]
+timeout_s = 240
+
+[workload]
+file = "workload.py"
+
+[expert]
+patch = "expert.patch"
+broken = "broken.patch"
+'''
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _diff(repo: Path, edit) -> str:
+    """The patch ``edit`` (a function of the repository's folder) makes, as git diff writes it."""
+    edit(repo)
+    git("add", "-A", cwd=repo)
+    patch = git("diff", "--cached", "--binary", cwd=repo)
+    git("reset", "-q", "--hard", "HEAD", cwd=repo)
+    git("clean", "-qfdx", cwd=repo)
+    return patch
+
+
+def _replace(path: str, old: str, new: str):
+    def edit(repo: Path) -> None:
+        file = repo / path
+        text = file.read_text()
+        assert old in text, (path, old)
+        file.write_text(text.replace(old, new))
+    return edit
+
+
+def _write(path: str, text: str):
+    def edit(repo: Path) -> None:
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    return edit
+
+
+def _link(path: str, target: str):
+    def edit(repo: Path) -> None:
+        os.symlink(target, repo / path)
+    return edit
+
+
+def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
+    """The task file, and the patches by name: expert, broken, nothing (a comment), tests (edits the
+    visible test), workload (adds the workload's file), outside (a path the task does not allow),
+    symlink, stale (does not apply), syntax (the package no longer imports), introspection (imports gc)."""
+    repo = root / "tinyops-src"
+    (repo / "tinyops").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "tinyops" / "__init__.py").write_text('"""tinyops: small tensor operations."""\n')
+    (repo / "tinyops" / "norm.py").write_text(NORM)
+    (repo / "tests" / "test_norm.py").write_text(VISIBLE_TEST)
+    (repo / "README.md").write_text("tinyops\n")
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "tinyops", cwd=repo)
+    commit = git("rev-parse", "HEAD", cwd=repo).strip()
+    tasks = root / "tasks" / "tinyops"
+    folder = tasks / "rmsnorm"
+    (folder / "hidden").mkdir(parents=True)
+    git("bundle", "create", "-q", str(tasks / "tinyops.bundle"), "--all", cwd=repo)
+    (folder / "task.toml").write_text(TASK.format(commit=commit))
+    (folder / "workload.py").write_text(WORKLOAD)
+    (folder / "hidden" / "test_norm_hidden.py").write_text(HIDDEN_TEST)
+    norm = "tinyops/norm.py"
+    edits = {
+        "expert": _replace(norm, SLOW, FAST),
+        "broken": _replace(norm, SLOW, FAST.replace("variance + eps", "variance + 1e-6")),
+        "nothing": _replace(norm, '"""RMSNorm for tinyops."""', '"""RMSNorm for tinyops (one row at a time)."""'),
+        "tests": _replace("tests/test_norm.py", "assert_close(rms_norm(x, w), expected)", "assert True"),
+        "workload": _write("workload.py", "print('mine')\n"),
+        "outside": _replace("README.md", "tinyops", "tinyops, faster"),
+        "symlink": _link("tinyops/fast.py", "/etc/hostname"),
+        "syntax": _replace(norm, "def rms_norm(", "def rms_norm(("),
+        "introspection": _replace(norm, "import torch\n", "import gc\n\nimport torch\n"),
+    }
+    patches = {}
+    for name, edit in edits.items():
+        patches[name] = root / "patches" / f"{name}.patch"
+        patches[name].parent.mkdir(exist_ok=True)
+        patches[name].write_text(_diff(repo, edit))
+    shutil.copy(patches["expert"], folder / "expert.patch")
+    shutil.copy(patches["broken"], folder / "broken.patch")
+    stale = patches["nothing"].read_text().replace('-"""RMSNorm for tinyops."""', '-"""RMSNorm for someone."""')
+    patches["stale"] = root / "patches" / "stale.patch"
+    patches["stale"].write_text(stale)
+    return folder / "task.toml", patches
