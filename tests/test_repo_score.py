@@ -54,25 +54,25 @@ def test_every_task_is_in_the_geometric_mean_a_failure_as_the_base_revision():
         ("r/c", None),
         ("r/d", ["pending"]),
     ]).overall
-    # 4, 1, 1, 1: geometric mean 4 ** (1/4); the fraction of the expert 4/4 and 1/1.5 (the tasks without a
-    # verdict name no expert speedup: left out of that mean, and counted)
+    # 4, 1, 1, 1: geometric mean 4 ** (1/4); the fraction of the expert 4/4, then 0 for each failure
     assert result.geomean_speedup.value == pytest.approx(4 ** 0.25)
-    assert result.mean_fraction_of_expert.value == pytest.approx((1 + 1 / 1.5) / 2)
-    assert result.expert_unknown == 2
+    assert result.mean_fraction_of_expert.value == pytest.approx(1 / 4)
+    assert result.expert_unknown == 0
     assert result.coverage.problems == 4 and result.coverage.with_solution == 3 and result.coverage.evaluated == 3
     assert result.statuses == {"correct": 1, "compile_error": 1, "missing": 1, "pending": 1}
     low, high = result.geomean_speedup.low, result.geomean_speedup.high
     assert low <= result.geomean_speedup.value <= high and low >= 1.0
 
 
-def test_a_task_without_an_expert_speedup_is_never_solved_and_left_out_of_the_fraction():
+def test_a_correct_patch_without_an_expert_speedup_is_never_solved_and_left_out_of_the_fraction():
     result = scored([
         ("r/known", [("correct", 3.0, 2.9, 3.0)]),
-        ("r/unknown", [("correct", 3.0, 2.9, None)]),
+        ("r/unknown", [("correct", 3.0, 2.9, None)]),  # the expert patch failed where this one was judged
+        ("r/failed", [("incorrect", None, None, None)]),  # a failure needs no expert speedup: 0
     ]).overall
-    assert result.solved.value == pytest.approx(0.5)
+    assert result.solved.value == pytest.approx(1 / 3)
     assert result.expert_unknown == 1
-    assert result.mean_fraction_of_expert.value == pytest.approx(1.0)
+    assert result.mean_fraction_of_expert.value == pytest.approx(0.5)
 
 
 def test_several_samples_share_their_task_and_repositories_are_groups():

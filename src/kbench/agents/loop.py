@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from kbench import judge
-from kbench.agents import prompts, reply
+from kbench.agents import prompts, repo_agent, reply
 from kbench.agents.judging import Judging
 from kbench.agents.pool import Job, RequestPool
 from kbench.agents.prices import Price
@@ -278,8 +278,6 @@ class _Loop:
 
     def _ask(self, sample: _Sample, turn: int) -> None:
         if self.config.track == REPO_TRACK:  # a task: its statement and files asked, a patch answered
-            from kbench.agents import repo_agent
-
             self.pool.submit(Job(sample, turn, *repo_agent.repo_request(self.agent, sample, turn, self.contexts)))
             return
         problem = sample.problem
@@ -313,9 +311,7 @@ class _Loop:
             self._end_for_now(sample, record)
             return
         if self.config.track == REPO_TRACK:
-            from kbench.agents.repo_agent import patch_of
-
-            source, extraction, failure = patch_of(answer)
+            source, extraction, failure = repo_agent.patch_of(answer)
         else:
             source, extraction, failure = _solution_of(answer)
         cost = answer.cost_usd

@@ -22,8 +22,8 @@ private configuration defines), so no code of the agent's runs outside its sandb
 
 from __future__ import annotations
 
-import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -148,8 +148,6 @@ class RepoEvaluateServer(EvaluateServer):
         return self._run(patch, sorted(set(request["flags"])))
 
     def _run(self, patch: Path, flags: list[str]) -> tuple[str, int]:
-        import subprocess
-
         self.calls += 1
         with self._lock:
             if self._stop.is_set():
@@ -184,11 +182,13 @@ class RepoCommandProvider(CommandProvider):
 
     def evaluate_command(self, task: Task, patch: Path, flags: list[str]) -> list[str]:
         """The command the workspace's ``evaluate`` runs: ``kbench eval-patch`` of the visible tests and a
-        timed workload run, with the run's settings."""
+        timed workload run, with the run's settings; neither the hidden tests nor the expert's speedup
+        (what the patch is measured against is not the agent's to see)."""
         j = self.judge
         return [sys.executable, "-m", "kbench", "eval-patch", str(patch), "--task", str(task.path), "--device",
                 j.device, "--size", j.size, "--trials", str(j.trials), "--timeout", f"{j.timeout:g}", "--policy",
-                j.policy, "--visible-only", *["--no-sandbox"] * (not j.sandbox), *flags]
+                j.policy, "--visible-only", "--no-expert", "--no-progress", *["--no-sandbox"] * (not j.sandbox),
+                *flags]
 
     def generate(self, request: Request) -> Reply:
         task = request.task
@@ -249,5 +249,3 @@ class RepoCommandProvider(CommandProvider):
         return patches, applied
 
 
-def usage_json(details: dict[str, Any]) -> str:
-    return json.dumps(details)

@@ -46,7 +46,15 @@ def chosen_track(run: str, track: str | None, stored: RunConfig | None, tasks: l
     return chosen
 
 
-def run_repo(run: str, stored: RunConfig | None, execute: Callable, *, model: str | None, solutions: Path | None,
+def run_repo(*args: Any, **kwargs: Any) -> None:
+    """``_run_repo``, with an unusable selection, task or patch file a usage error (one line, exit 2)."""
+    try:
+        _run_repo(*args, **kwargs)
+    except (repo_runner.RepoRunError, repo.TaskError, repo.PatchFileError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _run_repo(run: str, stored: RunConfig | None, execute: Callable, *, model: str | None, solutions: Path | None,
              tasks: list[str] | None, rejudge: str | None, judged: dict[str, Any], generation: Any,
              kernel_only: dict[str, Any], gpus: str | None, devices: Callable[[str | None, str], list[str]]) -> None:
     """Plan and execute (``execute(work)``: kbench.cli.run's progress, interruption and score) a run

@@ -90,13 +90,14 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
               highlight=False, soft_wrap=True)
     table = Table("", "tasks", *(header for _, header in FIGURES),
                   title=f"repository tasks ({result.confidence:.0%} bootstrap intervals over tasks; a patch that is "
-                  "not correct counts as the base revision, speedup 1)")
+                  "not correct counts as the base revision: speedup 1, fraction of expert 0)")
     for key, group in result.groups.items():
         table.add_row(_label(key), str(group.n_tasks), *(estimate_text(getattr(group, name)) for name, _ in FIGURES))
     out.print(table)
     if overall.expert_unknown:
-        out.print(f"[yellow]{overall.expert_unknown} tasks without an expert speedup[/yellow] in their verdicts: "
-                  "never solved, left out of the mean fraction of expert", highlight=False, soft_wrap=True)
+        out.print(f"[yellow]{overall.expert_unknown} tasks with a correct patch but no expert speedup[/yellow] (the "
+                  "expert patch failed here: audit the task): never solved, left out of the mean fraction of expert",
+                  highlight=False, soft_wrap=True)
     if by_turn:
         turns = Table("", *(f"turn {t}" for t in by_turn), title="after each turn, all tasks (a sample's best "
                       "judged turn so far)")

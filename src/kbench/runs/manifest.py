@@ -201,6 +201,10 @@ def baseline_settings(column: str) -> dict[str, Any]:
     """How a baseline column is measured."""
     from kbench.judge.baselines import describe
 
+    if column == "base":  # the repository track's one column (kbench.repo)
+        return {"what": "the task's workload on the repository at its pinned revision, timed as the eager column "
+                "is and interleaved with the patched revision's (kbench.repo.patch_judge)"}
+
     return describe(column)
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
-from kbench.repo.patch import Patch, PatchError
+from kbench.repo.patch import Patch, PatchFileError
 from kbench.repo.task import Task, TaskError, find_task, suite_tasks
 from kbench.runs.manifest import RunConfig, now, sha256_lines
 from kbench.runs.records import EvaluationRecord, ProblemRecord, SampleRecord
@@ -83,7 +83,7 @@ def plan_patches(tasks: list[Task], directory: Path) -> tuple[list[SampleRecord]
         for index, path in enumerate(patch_files(task, directory)):
             try:
                 patch = Patch.from_file(path)
-            except PatchError as exc:
+            except PatchFileError as exc:
                 raise RepoRunError(str(exc)) from exc
             samples.append(SampleRecord(task.id, index, path.relative_to(directory).as_posix(), str(path.resolve()),
                                         patch.sha256, patch.text))
@@ -92,12 +92,12 @@ def plan_patches(tasks: list[Task], directory: Path) -> tuple[list[SampleRecord]
     return samples, tuple(sorted(present - claimed))
 
 
-def repo_config(tasks: list[Task], samples: list[SampleRecord], *, selection: Sequence[str], solutions: str,
+def repo_config(tasks: list[Task], planned: list[SampleRecord], *, selection: Sequence[str], solutions: str,
                 source: str = "replay", policy: str = DEFAULT_POLICY, **fields: Any) -> RunConfig:
     """A repository run's config: the track, its one column, and hashes over the tasks (their own
     hash and pinned revision) and, for a replay, the patches."""
     solutions_sha256 = "" if source != "replay" else sha256_lines(
-        [f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in samples])
+        [f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in planned])
     return RunConfig(
         selection=normalise_selection(selection),
         solutions=solutions,
@@ -134,7 +134,7 @@ def judge_patch(evaluate: EvaluatePatch, config: RunConfig, task: Task, sample: 
     try:
         verdict = evaluate(task, Patch(sample.source, Path(sample.origin) if sample.origin else None), config.device,
                            size=config.size, trials=config.trials, timeout=config.timeout, policy=config.policy,
-                           sandbox=config.sandbox)
+                           sandbox=config.sandbox)  # every test, hidden ones included; the expert's speedup cached
     except TaskError as exc:
         status, reason = "problem_error", str(exc)
     except Unconfirmed as exc:  # the machine too noisy for a verdict: retried on resume

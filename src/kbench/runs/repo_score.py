@@ -6,15 +6,22 @@ over the base revision (column ``base``, with its interval) and the expert's spe
 ``e`` (``verdict.expert``). Per task, over its samples (docs/runs.md):
 
 - **solved**: the patch is correct and the lower bound of its speedup interval is at
-  least ``SOLVED_SHARE`` (0.95) times the expert's speedup (GSO's rule, on the lower
-  bound so that a lucky measurement does not count). A task whose verdicts name no
-  expert speedup cannot be solved; ``expert_unknown`` counts such tasks.
+  least ``SOLVED_SHARE`` (0.95, ``kbench.repo.SOLVED_FRACTION``) times the expert's
+  speedup (GSO's rule, on the lower bound so that a lucky measurement does not count;
+  the speedup itself where a verdict has no interval, as ``kbench.repo.solved``).
 - **faster than base**: correct, and the interval's lower bound exceeds 1.
 - **speedup**: a correct patch's measured speedup over base; anything else counts as
   1, the base revision standing (a maintainer merges no failing patch). The geometric
   mean over every task of the run, none left out.
-- **fraction of the expert**: that speedup divided by the expert's; the mean over the
-  tasks whose expert speedup is known.
+- **fraction of the expert**: a correct patch's speedup divided by the expert's (the
+  verdict's ``expert.fraction``); anything else counts as 0, a failing patch earning
+  none of the expert's speedup. The mean over every task.
+
+The expert's speedup comes with a correct patch's verdict (kbench.repo measures it
+once per environment and caches it). A correct patch whose verdict names none (the
+expert patch itself failed under this environment: a task to audit) can be neither
+solved nor given a fraction: its task is left out of the mean fraction, and
+``expert_unknown`` counts such tasks.
 
 Every task is in every denominator, missing and pending patches included, as for
 problems; a task with several samples contributes the share (or the mean) over them.
@@ -30,6 +37,7 @@ from typing import Callable
 
 import numpy as np
 
+from kbench.repo.expert import SOLVED_FRACTION
 from kbench.runs.records import RunData
 from kbench.runs.score import (
     ALL,
@@ -50,7 +58,7 @@ from kbench.runs.score import (
 
 TRACK = "repo"
 COLUMN = "base"  # the repository track's one speedup column: the base revision's time over the patched one's
-SOLVED_SHARE = 0.95
+SOLVED_SHARE = SOLVED_FRACTION
 
 
 def track_of(data: RunData) -> str:
@@ -74,7 +82,7 @@ class RepoGroupScore:
     faster_than_base: Estimate
     geomean_speedup: Estimate
     mean_fraction_of_expert: Estimate
-    expert_unknown: int  # tasks none of whose verdicts names the expert's speedup: never solved, no fraction
+    expert_unknown: int  # tasks with a correct patch but no expert speedup named: never solved, no fraction
     statuses: dict[str, int]
 
     @property
@@ -123,8 +131,9 @@ def effective_speedup(sample: SampleOutcome) -> float:
 
 
 def is_solved(sample: SampleOutcome, expert: float | None) -> bool:
-    """Correct, and the speedup interval's lower bound at least SOLVED_SHARE of the expert's speedup."""
-    low = sample.speedup_low.get(COLUMN)
+    """Correct, and the speedup interval's lower bound (the speedup, without an interval) at least
+    SOLVED_SHARE of the expert's speedup."""
+    low = sample.speedup_low.get(COLUMN, sample.speedup.get(COLUMN))
     return sample.correct and expert is not None and low is not None and low >= SOLVED_SHARE * expert
 
 
@@ -142,11 +151,16 @@ def mean_log_speedup(task: ProblemOutcome) -> float:
 
 
 def fraction_of_expert(task: ProblemOutcome) -> float:
-    """The mean over the task's samples of speedup / expert speedup; NaN where the expert's is unknown."""
+    """The mean over the task's samples of a correct one's speedup / the expert's, 0 for the others;
+    NaN where a correct sample's expert speedup is unknown."""
     expert = expert_speedup(task)
-    if expert is None:
+    if expert is None and any(s.correct for s in task.samples):
         return math.nan
-    return sum(effective_speedup(s) / expert for s in task.samples) / len(task.samples)
+    return sum(effective_speedup(s) / expert if s.correct else 0.0 for s in task.samples) / len(task.samples)
+
+
+def expert_unknown(task: ProblemOutcome) -> bool:
+    return expert_speedup(task) is None and any(s.correct for s in task.samples)
 
 
 def nan_mean(boot: Bootstrap, values: np.ndarray) -> Estimate:
@@ -215,7 +229,7 @@ def _score_group(tasks: list[ProblemOutcome], boot: Bootstrap) -> RepoGroupScore
         faster_than_base=mean(faster_share),
         geomean_speedup=boot.geomean(per_problem(tasks, mean_log_speedup)),
         mean_fraction_of_expert=nan_mean(boot, per_problem(tasks, fraction_of_expert)),
-        expert_unknown=sum(expert_speedup(t) is None for t in tasks),
+        expert_unknown=sum(expert_unknown(t) for t in tasks),
         statuses=dict(sorted(statuses.items(), key=lambda item: -item[1])),
     )
 

@@ -32,9 +32,10 @@ from kbench.judge.baselines import check_columns
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.timing import TimingSettings
+from kbench.runs import repo_runner
 from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
-from kbench.runs.repo_score import TRACK as REPO_TRACK
+from kbench.runs.repo_runner import TRACK as REPO_TRACK
 from kbench.runs.store import Store
 from kbench.suite import find_problem, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
@@ -369,8 +370,6 @@ def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: M
     manifest = manifest or capture(config, executor=executor)
     record = _problem_record
     if config.track == REPO_TRACK:  # tasks where problems are, and each task's hash and revision pinned
-        from kbench.runs import repo_runner  # kbench.repo only for its runs
-
         manifest, record = replace(manifest, tasks=repo_runner.task_pins(plan.problems)), repo_runner.task_record
     if existing is None:
         problems = [record(problem, position) for position, problem in enumerate(plan.problems)]
@@ -382,8 +381,6 @@ def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: M
 def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample: SampleRecord, session: int) -> EvaluationRecord:
     """One verdict as a record; a failure that is not the candidate's is recorded as such, to be retried."""
     if config.track == REPO_TRACK:
-        from kbench.runs import repo_runner
-
         return repo_runner.judge_patch(evaluate, config, problem, sample, session)
     started = now()
     solution = Solution(source=sample.source, path=Path(sample.origin))
