@@ -95,6 +95,10 @@ def test_a_hidden_tests_failure_is_fed_back_without_its_name_or_output(fixture):
               "output_tail": "E   assert_close ... eps", "speedup": {"base": None}}
     told = feedback_for(hidden, context)
     assert told.reason == f"incorrect: {HIDDEN_FAILURE}" and told.detail == ""
+    both = {**hidden, "reason": "a hidden test failed: hidden/test_norm_hidden.py::test_eps_is_used E (1 failed)\n"
+            "hidden/test_norm_hidden.py::test_eps_is_used: eps\ntests/test_norm.py::test_values: values differ"}
+    told_both = feedback_for(both, context)  # the visible test's failure is the agent's to see
+    assert told_both.reason == f"incorrect: {HIDDEN_FAILURE}\ntests/test_norm.py::test_values: values differ"
     visible = {**hidden, "reason": "a visible test failed: tests/test_norm.py::test_values"}
     assert feedback_for(visible, context) == Feedback.from_verdict(visible)  # the visible tests' are the agent's
     text, prompt = render_repo(REPO_TEMPLATES["repo-refine"], context, previous_patch=NORM_DIFF, feedback=told, turn=2)

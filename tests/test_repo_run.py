@@ -112,6 +112,8 @@ def test_a_replay_of_patch_files_named_by_task_is_stored_and_scored_apart(cli, t
     assert document["track"] == "repo" and document["n_tasks"] == 2
     assert (document["solved"], document["faster_than_base"], document["correct_rate"]) == (0.5, 0.5, 0.5)
     assert document["mean_fraction_of_expert"] == 0.5 and document["failures"] == {"missing": 1}
+    shown = cli("show", "r", "tinyops/rmsnorm", "--full")
+    assert shown.exit_code == 0 and "+# fake: correct 2.0" in shown.output  # the patch, as stored
     again = cli("run", "--run", "r", "--device", "cpu", "--plain")  # resumed: nothing left to judge
     assert again.exit_code == 0, again.output
     assert len(cli.judge.calls) == 1 and "0 to evaluate" in again.output
