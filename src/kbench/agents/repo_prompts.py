@@ -180,15 +180,17 @@ def _language(path: str) -> str:
 
 
 def feedback_for(verdict: Mapping[str, Any] | Feedback, context: TaskContext) -> Feedback:
-    """The judge's verdict as the next turn is told it, the hidden tests kept out of it: the lines of
-    the reason that name a hidden test file are replaced by one saying that a hidden test failed (the
-    others, a visible test's failure say, are kept), and the output (the tests' own) is left out."""
+    """The judge's verdict as the next turn is told it, the hidden tests kept out of it: a reason or
+    output naming a hidden test file becomes one line saying that a hidden test failed, followed only
+    by the reason's lines that name a visible test (a failure the model can see for itself; a hidden
+    test's message may run over lines that do not name it), and the output (the tests' own) is left out."""
     feedback = Feedback.from_verdict(verdict)
     names = [n for name in context.hidden_tests if name for n in (name, Path(name).name)]
-    lines = feedback.reason.splitlines()
-    kept = [line for line in lines if not any(n in line for n in names)]
-    if len(kept) == len(lines) and not any(n in feedback.detail for n in names):
+    if not any(n in feedback.reason or n in feedback.detail for n in names):
         return feedback
+    visible = [test.split("::", 1)[0] for test in context.visible_tests]
+    kept = [line for line in feedback.reason.splitlines()
+            if any(v in line for v in visible) and not any(n in line for n in names)]
     reason = "\n".join([f"{feedback.status}: {HIDDEN_FAILURE}", *kept])
     return replace(feedback, reason=reason, detail="")
 
