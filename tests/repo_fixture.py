@@ -58,6 +58,12 @@ SLOW = '''    rows = x.reshape(-1, x.shape[-1])
     return out.reshape(x.shape)
 '''
 
+# Replaces time.perf_counter when the package is imported, through names no static rule resolves.
+CLOCK = """_clock = __import__("ti" + "me")
+_original = _clock.perf_counter
+setattr(_clock, "perf_counter", lambda: _original())
+"""
+
 VISIBLE_TEST = '''import torch
 
 from tinyops.norm import RMSNorm, rms_norm
@@ -167,6 +173,18 @@ def _write(path: str, text: str):
     return edit
 
 
+def _write_bytes(path: str, data: bytes):
+    def edit(repo: Path) -> None:
+        (repo / path).write_bytes(data)
+    return edit
+
+
+def _move(path: str, to: str):
+    def edit(repo: Path) -> None:
+        (repo / path).rename(repo / to)
+    return edit
+
+
 def _link(path: str, target: str):
     def edit(repo: Path) -> None:
         os.symlink(target, repo / path)
@@ -176,7 +194,10 @@ def _link(path: str, target: str):
 def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
     """The task file, and the patches by name: expert, broken, nothing (a comment), tests (edits the
     visible test), workload (adds the workload's file), outside (a path the task does not allow),
-    symlink, stale (does not apply), syntax (the package no longer imports), introspection (imports gc)."""
+    symlink, stale (does not apply), syntax (the package no longer imports), introspection (imports gc),
+    rename (moves the visible test into the package), clock (replaces time.perf_counter on import),
+    wrong_large (right on the tests' few rows, wrong on more than 64: the workload's), binary (a new
+    file of bytes that are not text), hang (sleeps when imported)."""
     repo = root / "tinyops-src"
     (repo / "tinyops").mkdir(parents=True)
     (repo / "tests").mkdir()
@@ -206,6 +227,11 @@ def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
         "symlink": _link("tinyops/fast.py", "/etc/hostname"),
         "syntax": _replace(norm, "def rms_norm(", "def rms_norm(("),
         "introspection": _replace(norm, "import torch\n", "import gc\n\nimport torch\n"),
+        "wrong_large": _replace(norm, SLOW, "    if x.shape[0] > 64:\n        return x\n" + FAST),
+        "binary": _write_bytes("tinyops/table.py", b"\x00\x01\x02 not text\n"),
+        "hang": _replace(norm, "import torch\n", "import time\n\nimport torch\n\ntime.sleep(600)\n"),
+        "rename": _move("tests/test_norm.py", "tinyops/test_moved.py"),
+        "clock": _replace(norm, "import torch\n", "import torch\n\n" + CLOCK),
     }
     patches = {}
     for name, edit in edits.items():

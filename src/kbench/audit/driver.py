@@ -76,6 +76,7 @@ def audit_problem(
     dtype: str = "float32",
     threads: int | None = None,
     device_turn: contextlib.AbstractContextManager[Any] | None = None,
+    import_path: Path | None = None,
 ) -> dict[str, Any]:
     """Audit one problem in a fresh reference worker; never raises for the problem's faults.
 
@@ -84,7 +85,8 @@ def audit_problem(
     or has no variant in ``dtype``, is skipped: its record says why, with no flags.
     The checks and the timing run inside ``device_turn`` (when given): audits
     that share a GPU start and load side by side but time one at a time; the
-    wait for the turn does not count against ``timeout``.
+    wait for the turn does not count against ``timeout``. ``import_path``: a directory the problem
+    imports code from (a repository task's base checkout: kbench.judge.sides).
     """
     started = time.monotonic()
     record = base_record(problem.path, problem.id, device, size, dtype)
@@ -104,7 +106,8 @@ def audit_problem(
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     with Worker(env) as worker:
         for message, what in [
-            ({**load_message(problem, device, size, INIT_SEED, dtype), "role": "reference"}, "loading the problem"),
+            ({**load_message(problem, device, size, INIT_SEED, dtype, import_path), "role": "reference"},
+             "loading the problem"),
             (audit_message(problem, device, timing), "auditing the problem"),
         ]:
             turn = device_turn if device_turn and message["op"] == "audit" else contextlib.nullcontext()

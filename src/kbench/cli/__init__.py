@@ -4,14 +4,15 @@ Exit status: 0 whenever a verdict was reached (whatever it says); 2 for usage
 errors (a missing file, an unknown device, an unusable problem file).
 
 One module per command group, each only parsing options and printing:
-``evaluate`` (eval, baseline, demo), ``problems`` (list, show), ``audit``, ``run`` (run) and
+``evaluate`` (eval, baseline, demo), ``problems`` (list, show), ``audit``, ``tasks`` (tasks list, show,
+audit; eval-patch: the repository track), ``run`` (run) and
 ``scores`` (score, compare, export), ``views`` (runs, show, report);
 ``verdicts`` renders verdicts for the terminal. May import every other layer; nothing imports it.
 """
 
 import typer
 
-from kbench.cli import audit, evaluate, problems, run, scores, views
+from kbench.cli import audit, evaluate, problems, run, scores, tasks, views
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,7 +34,7 @@ def main(
     """A judge for AI-generated GPU kernels: correct first, then faster."""
 
 
-for group in (evaluate, problems, audit, run, scores, views):
+for group in (evaluate, problems, audit, tasks, run, scores, views):
     group.register(app)
 
 if __name__ == "__main__":

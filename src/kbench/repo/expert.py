@@ -109,40 +109,50 @@ class ExpertCache:
                               json.dumps(entry.speedup_interval), json.dumps(entry.environment), entry.measured_at))
 
 
+def measurement(task_sha256: str, expert: Verdict, timing: TimingSettings) -> ExpertMeasurement:
+    """The cache entry for a correct verdict on the expert patch."""
+    environment = environment_of(expert, timing)
+    return ExpertMeasurement(expert_key(task_sha256, expert.size, environment), task_sha256, expert.size,
+                             float(expert.speedup["base"]), list(expert.speedup_interval.get("base") or []),
+                             asdict(environment), datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def store(cache: Path, entry: ExpertMeasurement) -> str | None:
+    """Put ``entry`` into the cache at ``cache``; a note when it could not be written."""
+    try:
+        with ExpertCache(cache) as kept:
+            kept.put(entry)
+    except (OSError, sqlite3.Error) as exc:
+        return f"expert cache {cache} not written: {exc}"
+    return None
+
+
 def expert_record(task_sha256: str, candidate: Verdict, timing: TimingSettings, cache: Path | None,
                   measure: Callable[[], Verdict], own: bool = False) -> dict[str, Any]:
     """The verdict's ``expert`` field: the expert's speedup under the candidate's environment
     (from ``cache``, else measured now by ``measure``, the expert patch judged the same way;
     ``own``: the candidate is the expert patch, whose speedup is its own), the candidate's
     fraction of it with its interval, and whether that solves the task."""
-    environment = environment_of(candidate, timing)
     notes: list[str] = []
     found = None
     if cache is not None:
         try:
-            with ExpertCache(cache) as store:
-                found, notes = store.lookup(task_sha256, candidate.size, environment)
+            with ExpertCache(cache) as kept:
+                found, notes = kept.lookup(task_sha256, candidate.size, environment_of(candidate, timing))
         except (OSError, sqlite3.Error) as exc:  # an unreadable cache: measure, and say so
             notes, cache = [f"expert cache {cache} not read: {exc}"], None
     how = "cached"
     if found is None:
         expert = candidate if own else measure()
         if not expert.correct or expert.speedup.get("base") is None:
+            said = expert.reason.strip().splitlines()[0] if expert.reason.strip() else ""
             return {"speedup": None, "fraction": None, "fraction_interval": None, "solved": False,
-                    "measured": f"the expert patch was not correct here: {expert.status}: "
-                                f"{expert.reason.strip().splitlines()[0] if expert.reason.strip() else ''}"}
-        found = ExpertMeasurement(expert_key(task_sha256, candidate.size, environment), task_sha256,
-                                  candidate.size, float(expert.speedup["base"]),
-                                  list(expert.speedup_interval.get("base") or []),
-                                  asdict(environment), datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                    "measured": f"the expert patch was not correct here: {expert.status}: {said}"}
+        found = measurement(task_sha256, expert, timing)
         how = "this evaluation (the expert patch itself)" if own else "measured now"
-        if cache is not None:
-            try:
-                with ExpertCache(cache) as store:
-                    store.put(found)
-            except (OSError, sqlite3.Error) as exc:
-                notes.append(f"expert cache {cache} not written: {exc}")
-    speedup = candidate.speedup.get("base")
+        note = store(cache, found) if cache is not None else None
+        notes += [note] if note else []
+    speedup = candidate.speedup["base"]
     interval = candidate.speedup_interval.get("base") or [speedup, speedup]
     fraction_interval = [interval[0] / found.speedup, interval[1] / found.speedup]
     return {

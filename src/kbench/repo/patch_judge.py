@@ -24,7 +24,6 @@ In order, each step a gate (docs/tasks.md):
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from contextlib import contextmanager
@@ -34,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
-from kbench.judge.devices import gpu_turn, resolve_device, scratch_root
+from kbench.judge.devices import resolve_device, scratch_root
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
 from kbench.judge.guard import DEFAULT_POLICY, action, check_policy
 from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
@@ -45,7 +44,7 @@ from kbench.repo.expert import default_expert_cache, expert_record
 from kbench.repo.integrity import patch_findings
 from kbench.repo.patch import Patch, PatchError, apply, check_paths, check_result, declared_paths, snapshot
 from kbench.repo.task import Task, TaskError, find_task
-from kbench.repo.tests_run import TestsRun, run_tests
+from kbench.repo.tests_run import TestsRun, run_task_tests
 from kbench.suite.problem import ProblemError, resolve_size
 
 # What a run of the tests that did not pass becomes.
@@ -138,20 +137,10 @@ class _PatchJudge:
             return self._workload(base, patched, tests)
 
     def _tests(self, patched: Path, scratch: Path) -> TestsRun:
-        """The visible (and hidden) tests on a copy of the patched tree, hidden tests placed in it."""
-        tree = copy_tree(patched, scratch / "repo")
-        hidden = self.task.hidden_files() if self.options["hidden_tests"] else []
-        for source, name in hidden:
-            if (tree / name).exists() or (tree / name).is_symlink():
-                raise TaskError(f"task file {self.task.path}: hidden test {name} would replace a file of the "
-                                "repository")
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, tree / name)
-        names = [*self.task.visible_tests, *(name for _, name in hidden)]
-        self.tell(f"running the tests ({len(names)} path(s))")
-        with self._phase("tests"), gpu_turn(self.device):
-            return run_tests(tree, names, self.device, timeout=self.task.tests_timeout, sandbox=self.sandbox,
-                             build_key=self.patch.sha256, scratch=scratch)
+        self.tell("running the tests" + ("" if self.options["hidden_tests"] else " (the visible ones)"))
+        with self._phase("tests"):
+            return run_task_tests(self.task, patched, scratch, self.device, sandbox=self.sandbox,
+                                  build_key=self.patch.sha256, hidden=self.options["hidden_tests"])
 
     def _tests_verdict(self, tests: TestsRun) -> Verdict:
         status = TESTS_STATUS[tests.status]
@@ -181,7 +170,9 @@ class _PatchJudge:
             raise TaskError(f"task {self.task.id}: its workload fails at the base revision: {exc}") from exc
         renamed = {key: _base_column(getattr(verdict, key))
                    for key in ("speedup", "speedup_interval", "speedup_interval_within", "baselines")}
-        reason = f"tests: {tests.summary()}; workload: {verdict.reason}"
+        # A verdict's reason starts with what decided it (a rule's name first, for a rejection).
+        reason = (f"tests: {tests.summary()}; workload: {verdict.reason}" if verdict.correct
+                  else f"{verdict.reason}\n(the workload, after the tests passed: {tests.summary()})")
         return replace(verdict, **renamed, **self._identity(), reason=reason, output_tail=verdict.output_tail,
                        phase_seconds={**self.phases, **verdict.phase_seconds},
                        wall_seconds=time.monotonic() - self.started)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,9 +36,10 @@ from pathlib import Path
 
 import psutil
 
-from kbench.judge.devices import candidate_build_dir, worker_env
+from kbench.judge.devices import candidate_build_dir, gpu_turn, worker_env
 from kbench.judge.process import OutputTail, default_memory_limit
 from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_candidate, limit_processes
+from kbench.repo.task import Task, TaskError
 
 REPORT_NAME = "junit.xml"
 POLL_SECONDS = 0.25
@@ -86,6 +88,26 @@ class TestsRun:
         return f"{self.detail} ({ran})" if self.detail else ran
 
 
+def run_task_tests(task: Task, tree: Path, scratch: Path, device: str, *, sandbox: Sandbox | None, build_key: str,
+                   hidden: bool = True) -> TestsRun:
+    """The task's visible tests (and, with ``hidden``, its hidden tests, placed in it now) on a
+    copy of the checkout at ``tree``, in ``scratch``, on the device's turn, within the task's time limit."""
+    copy = scratch / "repo"
+    shutil.copytree(tree, copy, symlinks=True)
+    placed = task.hidden_files() if hidden else []
+    for source, name in placed:
+        if (copy / name).exists() or (copy / name).is_symlink():
+            raise TaskError(f"task file {task.path}: hidden test {name} would replace a file of the repository")
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, copy / name)
+    names = [*task.visible_tests, *(name for _, name in placed)]
+    if not names:  # pytest given no path would run every test it finds
+        return TestsRun("passed", detail="no tests to run (the task's are all hidden)")
+    with gpu_turn(device):
+        return run_tests(copy, names, device, timeout=task.tests_timeout, sandbox=sandbox, build_key=build_key,
+                         scratch=scratch)
+
+
 def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sandbox: Sandbox | None,
               build_key: str, scratch: Path) -> TestsRun:
     """Run ``tests`` (paths or node ids relative to ``tree``) with pytest, ``tree`` first on the
@@ -111,8 +133,11 @@ def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sand
     reader = threading.Thread(target=_drain, args=(process, tail), daemon=True)
     reader.start()
     ended = _wait(process, started + timeout, default_memory_limit())
+    if ended and ended[0] == "timeout":
+        ended = ("timeout", f"the tests did not finish within {timeout:g} s")
     reader.join(timeout=2)
-    run = TestsRun("", output=tail.text(), output_bytes=tail.total_bytes, seconds=time.monotonic() - started)
+    run = TestsRun("", output=_relative(tail.text(), tree), output_bytes=tail.total_bytes,
+                   seconds=time.monotonic() - started)
     if ended:
         run.status, run.detail = ended
         return run
@@ -153,7 +178,7 @@ def read_report(report: Path, tree: Path) -> list[TestOutcome]:
                 if kind == "skipped" and not _skipped_by_the_test(found.text or "", tree, case.get("file") or ""):
                     outcome, message = "failed", f"skipped by code outside the tests: {(found.text or '').strip()}"
                 break
-        outcomes.append(TestOutcome(_node_id(case, collection), outcome, message[-MESSAGE_CHARS:]))
+        outcomes.append(TestOutcome(_node_id(case, collection), outcome, _relative(message, tree)[-MESSAGE_CHARS:]))
     return outcomes
 
 
@@ -238,6 +263,11 @@ def _kill(process: subprocess.Popen) -> None:
         except psutil.Error:
             pass
     process.wait()
+
+
+def _relative(text: str, tree: Path) -> str:
+    """Paths in the run's private copy, as the repository's own (``tinyops/norm.py``)."""
+    return text.replace(f"{tree}/", "")
 
 
 def _first_line(text: str) -> str:

@@ -1,0 +1,304 @@
+"""The repository track's judge (kbench.repo): task files, checkouts, patch paths, tests, the workload.
+
+One fixture repository (tests/repo_fixture.py: an RMSNorm that normalises one
+row at a time, its tests, a hidden test, a workload, and patches made with
+git diff) serves every test. Most verdicts here are reached before anything
+of the patch runs (paths, integrity rules); the few that run its tests or
+its workload spawn sandboxed processes and are marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from repo_fixture import git, make_task
+from typer.testing import CliRunner
+
+from kbench.cli import app
+from kbench.judge.sandbox import find_sandbox
+from kbench.repo import Patch, TaskError, evaluate_patch, find_task, load_task, solved, suite_tasks
+from kbench.repo.audit import _broken, audit_task
+from kbench.repo.checkout import checkout
+from kbench.repo.integrity import patch_findings
+from kbench.repo.patch import glob_match, refusal
+from kbench.repo.task import Repository
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory):
+    """(task file, patches by name, a cache folder for the expert's speedup)."""
+    root = tmp_path_factory.mktemp("repo")
+    task_file, patches = make_task(root)
+    return task_file, patches, root / "experts.sqlite"
+
+
+@pytest.fixture(scope="module")
+def task(fixture):
+    return load_task(fixture[0])
+
+
+def quick(fixture, name: str, **options):
+    """A patch judged where nothing of it runs (no expert looked up)."""
+    return evaluate_patch(fixture[0], fixture[1][name], "cpu", expert=None, **options)
+
+
+# --- the task file ---------------------------------------------------------
+
+def test_a_task_file_is_read_with_every_path_resolved(fixture, task):
+    folder = fixture[0].parent
+    assert task.id == "tinyops/rmsnorm"  # <repository dir>/<task dir> when the file gives none
+    assert task.title == "RMSNorm is slow on many rows" and "one by one" in task.statement
+    assert task.repository.bundle == folder.parent / "tinyops.bundle" and len(task.repository.commit) == 40
+    assert task.allowed == ("tinyops/*.py",)
+    assert task.visible_tests == ("tests/test_norm.py",) and task.hidden_tests == ("hidden/test_norm_hidden.py",)
+    assert task.tests_timeout == 240.0
+    assert task.workload_path == folder / "workload.py" and task.workload().id == task.id
+    assert task.expert_patch == folder / "expert.patch" and task.broken_patch == folder / "broken.patch"
+    assert load_task(folder).sha256 == task.sha256  # the folder names its task.toml
+
+
+def test_the_task_hash_follows_every_file_that_defines_it(fixture, task, tmp_path):
+    copy = tmp_path / "tinyops"
+    shutil.copytree(fixture[0].parent.parent, copy)
+    assert load_task(copy / "rmsnorm").sha256 == task.sha256
+    hidden = copy / "rmsnorm" / "hidden" / "test_norm_hidden.py"
+    hidden.write_text(hidden.read_text() + "\n# one more line\n")
+    assert load_task(copy / "rmsnorm").sha256 != task.sha256
+
+
+def test_bundled_tasks_are_found_by_id_under_their_folder(fixture):
+    root = fixture[0].parent.parent.parent
+    assert [t.id for t in suite_tasks(root)] == ["tinyops/rmsnorm"]
+    assert find_task("tinyops/rmsnorm", root).path == fixture[0]
+    assert find_task(fixture[0]).id == "tinyops/rmsnorm"
+    assert suite_tasks(root / "nothing-here") == []
+    for wrong in ("tinyops/none", "../tasks/tinyops/rmsnorm", ""):
+        with pytest.raises(TaskError, match="no task file or bundled task id"):
+            find_task(wrong, root)
+
+
+@pytest.mark.parametrize(("old", "new", "defect"), [
+    ('title = "', 'titel = "', r"unknown key\(s\) \['titel'\]"),
+    ('commit = "', 'commit = "abc', "40-hex"),
+    ('bundle = "../tinyops.bundle"', 'bundle = "../tinyops.bundle"\npath = "."', "exactly one of bundle"),
+    ('bundle = "../tinyops.bundle"', 'bundle = "../nothing.bundle"', "repository.bundle names '../nothing.bundle'"),
+    ('allowed = ["tinyops/*.py"]', "allowed = []", "patch.allowed is empty"),
+    ('allowed = ["tinyops/*.py"]', 'allowed = ["../*.py"]', "without '..'"),
+    ('hidden = ["hidden/test_norm_hidden.py"]', 'hidden = ["hidden/gone.py"]', "not a file beside it"),
+    ("timeout_s = 240", 'timeout_s = "soon"', "positive number of seconds"),
+    ('file = "workload.py"', 'file = "expert.patch"', "its workload"),
+    ('visible = ["tests/test_norm.py"]', 'visible = "tests/test_norm.py"', "tests.visible must be a list"),
+])
+def test_an_unusable_task_file_names_itself_and_the_defect(fixture, tmp_path, old, new, defect):
+    copy = tmp_path / "tinyops"
+    shutil.copytree(fixture[0].parent.parent, copy)
+    task_file = copy / "rmsnorm" / "task.toml"
+    text = task_file.read_text()
+    assert old in text
+    task_file.write_text(text.replace(old, new, 1))
+    with pytest.raises(TaskError, match=defect) as raised:
+        load_task(task_file)
+    assert str(task_file) in str(raised.value)
+
+
+def test_a_file_that_is_not_toml_is_a_task_error(tmp_path):
+    (tmp_path / "task.toml").write_text("title = \n")
+    with pytest.raises(TaskError, match="not valid TOML"):
+        load_task(tmp_path)
+
+
+# --- the checkout ----------------------------------------------------------
+
+def test_the_checkout_is_the_pinned_commit_and_nothing_else(task, tmp_path):
+    tree = checkout(task.repository, tmp_path / "base")
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == [
+        "README.md", "tests/test_norm.py", "tinyops/__init__.py", "tinyops/norm.py"]
+    with pytest.raises(TaskError, match="cannot check out commit"):
+        checkout(Repository("0" * 40, bundle=task.repository.bundle), tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+
+
+def test_a_repository_on_disk_is_checked_out_at_its_commit_not_its_head(task, tmp_path):
+    source = tmp_path / "clone"
+    git("clone", "-q", str(task.repository.bundle), str(source), cwd=tmp_path)
+    (source / "later.txt").write_text("after the pinned commit\n")
+    git("add", "-A", cwd=source)
+    git("commit", "-qm", "later", cwd=source)
+    tree = checkout(Repository(task.repository.commit, path=source), tmp_path / "pinned")
+    assert not (tree / "later.txt").exists() and (tree / "tinyops" / "norm.py").is_file()
+
+
+# --- the paths a patch may touch -------------------------------------------
+
+def test_globs_match_segment_by_segment():
+    assert glob_match("tinyops/*.py", "tinyops/norm.py")
+    assert not glob_match("tinyops/*.py", "tinyops/kernels/norm.py")  # * stays within a segment
+    assert not glob_match("tinyops/*.py", "tinyops/norm.pyc")
+    assert glob_match("tinyops/**/*.py", "tinyops/kernels/a/norm.py")
+    assert glob_match("tinyops/**/*.py", "tinyops/norm.py")  # ** may be no segment at all
+    assert not glob_match("tinyops/**", "other/tinyops/norm.py")
+
+
+def test_what_a_patch_may_not_touch_whatever_the_task_allows(task):
+    wide = replace(task, allowed=("**",))
+    assert refusal(wide, "tinyops/norm.py") is None
+    assert refusal(wide, "tinyops/test_helpers.py") is None  # named like a test, but not one of the task's
+    assert refusal(wide, "docs/workload_notes.py") is None
+    assert "outside the repository" in refusal(wide, "../evil.py")
+    assert "outside the repository" in refusal(wide, "/etc/passwd")
+    assert "git's own data" in refusal(wide, ".git/hooks/pre-commit")
+    assert "one of the task's tests" in refusal(wide, "tests/test_norm.py")
+    assert "hidden test" in refusal(wide, "hidden/test_norm_hidden.py")
+    assert "workload" in refusal(wide, "workload.py")
+    assert "configures the tests" in refusal(wide, "tinyops/conftest.py")
+    assert "configures the tests" in refusal(wide, "pyproject.toml")
+    assert "not among the paths this task allows" in refusal(task, "README.md")
+
+
+@pytest.mark.parametrize(("name", "status", "reason"), [
+    ("tests", "rejected", "patch-path: tests/test_norm.py is one of the task's tests"),
+    ("rename", "rejected", "patch-path: tests/test_norm.py is one of the task's tests"),  # git names only the new path
+    ("workload", "rejected", "patch-path: workload.py is the workload's file name"),
+    ("outside", "rejected", "patch-path: README.md is not among the paths this task allows"),
+    ("symlink", "rejected", "patch-path: tinyops/fast.py is a symbolic link"),
+    ("binary", "rejected", "patch-path: tinyops/table.py is a binary file"),
+    ("introspection", "rejected", "introspection: tinyops/norm.py: imports gc"),
+    ("stale", "compile_error", "the patch does not apply to the pinned revision"),
+])
+def test_a_patch_is_refused_before_any_of_it_runs(fixture, name, status, reason):
+    verdict = quick(fixture, name)
+    assert (verdict.status, verdict.track, verdict.correct) == (status, "repo", False)
+    assert verdict.reason.startswith(reason), verdict.reason
+    assert verdict.problem == "tinyops/rmsnorm" and verdict.solution_path == str(fixture[1][name].resolve())
+    assert "tests" not in verdict.phase_seconds  # nothing ran
+    assert verdict.speedup == {"base": None}
+
+
+def test_text_that_is_no_patch_is_a_compile_error(fixture):
+    verdict = evaluate_patch(fixture[0], Patch("Here is the fix: use torch.rsqrt.\n"), "cpu", expert=None)
+    assert verdict.status == "compile_error" and verdict.solution_path is None
+    assert "no file diff" in verdict.reason or "not one git can read" in verdict.reason
+
+
+def test_integrity_findings_count_only_what_the_patch_brings(tmp_path):
+    base, patched = tmp_path / "base", tmp_path / "patched"
+    for tree in (base, patched):
+        (tree / "pkg").mkdir(parents=True)
+    old = "import torch\n\ndef sample(seed):\n    torch.manual_seed(seed)\n    return torch.rand(1)\n"
+    (base / "pkg" / "sampling.py").write_text(old)
+    (patched / "pkg" / "sampling.py").write_text(old + "\ndef faster():\n    return 1\n")  # the seeding was there
+    assert patch_findings(base, patched, ["pkg/sampling.py"]) == []
+    (patched / "pkg" / "sampling.py").write_text(old + "\ndef again():\n    torch.manual_seed(0)\n")
+    (patched / "pkg" / "new.py").write_text("import threading\n")
+    found = patch_findings(base, patched, ["pkg/new.py", "pkg/sampling.py"])
+    assert [(f.rule, f.message.split(":")[0]) for f in found] == [("threads", "pkg/new.py"),
+                                                                   ("global-state", "pkg/sampling.py")]
+
+
+# --- the command line ------------------------------------------------------
+
+def test_tasks_list_and_show(fixture):
+    runner = CliRunner()
+    root = str(fixture[0].parent.parent.parent)
+    listed = runner.invoke(app, ["tasks", "list", "--dir", root, "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [row["id"] for row in json.loads(listed.output)] == ["tinyops/rmsnorm"]
+    shown = runner.invoke(app, ["tasks", "show", "tinyops/rmsnorm", "--dir", root])
+    assert shown.exit_code == 0 and "allowed: tinyops/*.py" in shown.output and "one by one" in shown.output
+
+
+def test_eval_patch_exits_as_eval_does(fixture):
+    runner = CliRunner()
+    task_file, patches = str(fixture[0]), fixture[1]
+    judged = runner.invoke(app, ["eval-patch", str(patches["tests"]), "--task", task_file, "--device", "cpu",
+                                 "--json", "--no-expert"])
+    assert judged.exit_code == 0, judged.output
+    assert json.loads(judged.output)["status"] == "rejected"
+    for args, message in [
+        ([str(patches["tests"]), "--task", "tinyops/none"], "no task file or bundled task id 'tinyops/none'"),
+        ([str(Path(patches["tests"]).with_name("none.patch")), "--task", task_file], "cannot be read"),
+        ([str(patches["tests"]), "--task", task_file, "--device", "tpu"], "unknown device"),
+    ]:
+        result = runner.invoke(app, ["eval-patch", *args])
+        assert result.exit_code == 2
+        assert message in result.output and "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1
+
+
+# --- patches that run: tests in the sandbox, the workload in the judge -----
+
+@pytest.mark.slow
+def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):
+    verdict = quick(fixture, "broken")
+    assert verdict.status == "incorrect"
+    assert verdict.reason.startswith("a hidden test failed: hidden/test_norm_hidden.py::test_eps_is_used failed")
+    assert "2 passed, 1 failed" in verdict.reason.splitlines()[0]
+    visible_only = quick(fixture, "broken", hidden_tests=False, measure_time=False)
+    assert visible_only.status == "correct"  # what an agent told only the visible tests would see
+
+
+@pytest.mark.slow
+def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
+    verdict = quick(fixture, "syntax")
+    assert verdict.status == "compile_error"
+    assert verdict.reason.startswith("the patched repository does not import: tests/test_norm.py::<collection>")
+    assert "SyntaxError" in verdict.reason and "tinyops/norm.py" in verdict.reason
+    assert "kbench-repo-" not in verdict.reason  # the repository's paths, not the private copy's
+
+
+@pytest.mark.slow
+def test_tests_that_do_not_finish_in_the_task_s_time_are_a_timeout(fixture, task):
+    verdict = evaluate_patch(replace(task, tests_timeout=5.0), Patch.from_file(fixture[1]["hang"]), "cpu", expert=None)
+    assert verdict.status == "timeout"
+    assert verdict.reason.startswith("tests: timeout: the tests did not finish within 5 s")
+
+
+@pytest.mark.slow
+def test_the_workload_outputs_are_compared_with_the_base_revision(fixture):
+    verdict = quick(fixture, "wrong_large", measure_time=False)
+    assert verdict.status == "incorrect"
+    assert verdict.reason.startswith("trial 0:") and "after the tests passed: 3 passed" in verdict.reason
+
+
+@pytest.mark.slow
+def test_the_guard_watches_the_patched_code_from_its_first_import(fixture):
+    """The workload imports the patched package: the runtime guard's snapshot comes before."""
+    verdict = quick(fixture, "clock", measure_time=False)
+    assert verdict.status == "rejected"
+    assert verdict.reason.startswith("patched-function: replaced while running: time.perf_counter")
+
+
+@pytest.mark.slow
+def test_the_audit_passes_the_fixture_task_and_keeps_the_expert_speedup(fixture, task):
+    record = audit_task(task, "cpu", "small", expert_cache=fixture[2])
+    assert record["ok"], record["checks"]
+    assert record["checks"]["broken"]["detail"].startswith("caught: hidden/test_norm_hidden.py::test_eps_is_used")
+    assert record["checks"]["expert"]["speedup"] > 1.5  # a loop over rows against one vectorised call
+    assert fixture[2].is_file()
+
+
+@pytest.mark.slow
+def test_the_audit_fails_a_broken_patch_that_the_hidden_tests_do_not_catch(fixture, task, tmp_path):
+    harmless = replace(task, broken_patch=fixture[1]["nothing"])
+    base = checkout(task.repository, tmp_path / "base")
+    check = _broken(harmless, base, tmp_path, "cpu", find_sandbox())
+    assert not check["ok"] and "no hidden test fails on it" in check["detail"]
+
+
+@pytest.mark.slow
+def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixture):
+    verdict = evaluate_patch(fixture[0], fixture[1]["nothing"], "cpu", expert=fixture[2])
+    assert verdict.status == "correct" and verdict.track == "repo"
+    assert set(verdict.speedup) == {"base"} and set(verdict.baselines) == {"base"}
+    assert 0.5 < verdict.speedup["base"] < 2.0
+    low, high = verdict.speedup_interval["base"]
+    assert low <= verdict.speedup["base"] <= high
+    expert = verdict.expert
+    assert expert["speedup"] > 1.5 and expert["fraction"] == pytest.approx(verdict.speedup["base"] / expert["speedup"])
+    assert expert["fraction_interval"] == pytest.approx([low / expert["speedup"], high / expert["speedup"]])
+    assert expert["solved"] is False and not solved(verdict)
+    assert verdict.reason.startswith("tests: 3 passed, 0 failed, 0 errors; workload: 5 of 5 trials match")
