@@ -139,6 +139,26 @@ def test_a_run_is_of_one_track_and_the_kernel_tracks_options_are_refused(cli, ta
     assert not cli.judge.calls
 
 
+def test_a_repository_run_is_rejudged_with_its_stored_patches(cli, task_files, tmp_path, monkeypatch):
+    first, second, _ = task_files
+    patches = tmp_path / "patches" / "tinyops"
+    patches.mkdir(parents=True)
+    (patches / "rmsnorm.patch").write_text(fake_patch("rejected"))
+    (patches / "rmsnorm2.patch").write_text(fake_patch("correct 2.0 1.95 2.0"))
+    assert cli("run", "--run", "r", "--tasks", first, "--tasks", second, "--solutions", patches.parent,
+               "--device", "cpu", "--plain").exit_code == 0
+    fixed = FakePatchJudge()  # a judge fixed since: the same patch now correct
+    monkeypatch.setattr(cli_repo, "evaluate_patch", lambda task, patch, *a, **k: fixed(
+        task, dataclasses.replace(patch, text=patch.text.replace("rejected", "correct 1.5 1.45 1.5")), *a, **k))
+    done = cli("run", "--run", "r", "--rejudge", "rejected", "--device", "cpu", "--plain")
+    assert done.exit_code == 0, done.output
+    assert [task for task, _ in fixed.calls] == ["tinyops/rmsnorm"]
+    data = load(tmp_path, "r")
+    assert [(e.problem_id, e.status, e.session) for e in data.evaluations] == [
+        ("tinyops/rmsnorm", "correct", 2), ("tinyops/rmsnorm2", "correct", 1)]
+    assert [e.status for e in data.superseded] == ["rejected"]
+
+
 def diff_reply(mark: str) -> str:
     return f"The loop over rows is the cost.\n\n```diff\n{fake_patch(mark)}```\n"
 
