@@ -18,8 +18,8 @@ from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
-from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
 from kbench.cli import repo_run
+from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
 from kbench.cli.progress import BarProgress, PlainProgress
 from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
