@@ -47,6 +47,8 @@ class RMSNorm(torch.nn.Module):
         return rms_norm(x, self.weight, self.eps)
 '''
 
+DOCSTRING = '''    """Root-mean-square normalisation over the last dimension."""
+'''
 FAST = '''    variance = torch.mean(x * x, dim=-1, keepdim=True)
     return x * torch.rsqrt(variance + eps) * weight
 '''
@@ -64,9 +66,15 @@ _original = _clock.perf_counter
 setattr(_clock, "perf_counter", lambda: _original())
 """
 
-VISIBLE_TEST = '''import torch
+VISIBLE_TEST = '''import pytest
+import torch
 
 from tinyops.norm import RMSNorm, rms_norm
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_on_the_gpu():
+    assert RMSNorm(8).cuda()(torch.randn(3, 8, device="cuda")).shape == (3, 8)
 
 
 def test_shape():
@@ -197,7 +205,8 @@ def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
     symlink, stale (does not apply), syntax (the package no longer imports), introspection (imports gc),
     rename (moves the visible test into the package), clock (replaces time.perf_counter on import),
     wrong_large (right on the tests' few rows, wrong on more than 64: the workload's), binary (a new
-    file of bytes that are not text), hang (sleeps when imported)."""
+    file of bytes that are not text), hang (sleeps when imported), skip (rms_norm skips the test
+    that calls it)."""
     repo = root / "tinyops-src"
     (repo / "tinyops").mkdir(parents=True)
     (repo / "tests").mkdir()
@@ -230,6 +239,7 @@ def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
         "wrong_large": _replace(norm, SLOW, "    if x.shape[0] > 64:\n        return x\n" + FAST),
         "binary": _write_bytes("tinyops/table.py", b"\x00\x01\x02 not text\n"),
         "hang": _replace(norm, "import torch\n", "import time\n\nimport torch\n\ntime.sleep(600)\n"),
+        "skip": _replace(norm, DOCSTRING, DOCSTRING + "    import pytest\n\n    pytest.skip('not today')\n"),
         "rename": _move("tests/test_norm.py", "tinyops/test_moved.py"),
         "clock": _replace(norm, "import torch\n", "import torch\n\n" + CLOCK),
     }

@@ -19,12 +19,13 @@ from repo_fixture import git, make_task
 from typer.testing import CliRunner
 
 from kbench.cli import app
+from kbench.cli.tasks import print_patch_verdict
 from kbench.judge.sandbox import find_sandbox
 from kbench.repo import Patch, TaskError, evaluate_patch, find_task, load_task, solved, suite_tasks
 from kbench.repo.audit import _broken, audit_task
-from kbench.repo.checkout import checkout
+from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.integrity import patch_findings
-from kbench.repo.patch import glob_match, refusal
+from kbench.repo.patch import PatchError, check_result, glob_match, refusal, snapshot
 from kbench.repo.task import Repository
 
 
@@ -159,6 +160,22 @@ def test_what_a_patch_may_not_touch_whatever_the_task_allows(task):
     assert "not among the paths this task allows" in refusal(task, "README.md")
 
 
+def test_a_new_top_level_module_may_not_hide_an_installed_one(task, tmp_path):
+    wide = replace(task, allowed=("**",))
+    base = checkout(task.repository, tmp_path / "base")
+    before = snapshot(base)
+    for name, hides in [("pytest.py", "pytest"), ("_pytest/python.py", "_pytest"), ("torch/__init__.py", "torch"),
+                        ("tinyops/pytest.py", None), ("tinyops_fast/__init__.py", None), ("notes.txt", None)]:
+        patched = copy_tree(base, tmp_path / name.replace("/", "-"))
+        (patched / name).parent.mkdir(parents=True, exist_ok=True)
+        (patched / name).write_text("x = 1\n")
+        if hides is None:
+            assert check_result(wide, before, patched) == [name]
+        else:
+            with pytest.raises(PatchError, match=f"would hide the installed module {hides} "):
+                check_result(wide, before, patched)
+
+
 @pytest.mark.parametrize(("name", "status", "reason"), [
     ("tests", "rejected", "patch-path: tests/test_norm.py is one of the task's tests"),
     ("rename", "rejected", "patch-path: tests/test_norm.py is one of the task's tests"),  # git names only the new path
@@ -227,6 +244,8 @@ def test_eval_patch_exits_as_eval_does(fixture):
         assert result.exit_code == 2
         assert message in result.output and "Traceback" not in result.output
         assert len(result.output.strip().splitlines()) == 1
+    audit = runner.invoke(app, ["tasks", "audit", "tinyops/none", "--device", "cpu"])
+    assert audit.exit_code == 2 and "no task file or bundled task id" in audit.output
 
 
 # --- patches that run: tests in the sandbox, the workload in the judge -----
@@ -239,6 +258,17 @@ def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):
     assert "2 passed, 1 failed" in verdict.reason.splitlines()[0]
     visible_only = quick(fixture, "broken", hidden_tests=False, measure_time=False)
     assert visible_only.status == "correct"  # what an agent told only the visible tests would see
+
+
+@pytest.mark.slow
+def test_a_test_skipped_by_the_patched_code_is_a_failure(fixture):
+    """The visible test file's own skip (no GPU here) is the tests' business; one the
+    repository's code raises hides the test from the judge."""
+    verdict = quick(fixture, "skip")
+    assert verdict.status == "incorrect"
+    assert verdict.reason.startswith("a visible test failed: tests/test_norm.py::test_shape failed: skipped by code "
+                                     "outside the tests: tinyops/norm.py:")
+    assert "test_on_the_gpu" not in verdict.reason
 
 
 @pytest.mark.slow
@@ -290,7 +320,7 @@ def test_the_audit_fails_a_broken_patch_that_the_hidden_tests_do_not_catch(fixtu
 
 
 @pytest.mark.slow
-def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixture):
+def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixture, capsys):
     verdict = evaluate_patch(fixture[0], fixture[1]["nothing"], "cpu", expert=fixture[2])
     assert verdict.status == "correct" and verdict.track == "repo"
     assert set(verdict.speedup) == {"base"} and set(verdict.baselines) == {"base"}
@@ -302,3 +332,22 @@ def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixt
     assert expert["fraction_interval"] == pytest.approx([low / expert["speedup"], high / expert["speedup"]])
     assert expert["solved"] is False and not solved(verdict)
     assert verdict.reason.startswith("tests: 3 passed, 0 failed, 0 errors; workload: 5 of 5 trials match")
+    print_patch_verdict(verdict)
+    shown = capsys.readouterr().out
+    assert "speedup over base:" in shown and "of the expert's speedup" in shown and "solved: no" in shown
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_task_audits_and_only_the_expert_solves_it(fixture, task, tmp_path):
+    """The fixture's loop over 2048 rows launches thousands of kernels a call; the expert's one
+    vectorised call is far past 1.2x, and a patch that changes nothing is near 1x."""
+    cache = tmp_path / "experts.sqlite"
+    record = audit_task(task, "cuda", "default", expert_cache=cache)
+    assert record["ok"], record["checks"]
+    assert record["checks"]["expert"]["speedup"] >= 1.2 and record["checks"]["workload"]["eager_ms"] >= 1.0
+    nothing = evaluate_patch(task, fixture[1]["nothing"], "cuda", size="default", expert=cache)
+    assert nothing.status == "correct" and 0.8 < nothing.speedup["base"] < 1.25
+    assert nothing.expert["measured"].startswith("cached") and not solved(nothing)
+    expert = evaluate_patch(task, fixture[1]["expert"], "cuda", size="default", expert=cache)
+    assert expert.status == "correct" and expert.expert["measured"].startswith("cached")
+    assert solved(expert), expert.expert  # the expert's patch judged again solves its own task (issue 29)

@@ -133,8 +133,8 @@ def tasks_audit(
 
     def done(record: dict[str, Any]) -> None:
         failed = [name for name, check in record["checks"].items() if not check["ok"]]
-        errors.print(f"{record['id']}: " + (f"[red]fails {', '.join(failed)}[/red]" if failed else "[green]sound[/green]"),
-                     highlight=False)
+        said = f"[red]fails {', '.join(failed)}[/red]" if failed else "[green]sound[/green]"
+        errors.print(f"{escape(record['id'])}: {said}", highlight=False)
 
     try:
         records = audit_tasks(chosen, dev, sz, sandbox=sandbox, timeout=timeout, on_done=done,
@@ -210,9 +210,9 @@ def print_patch_verdict(verdict: Verdict) -> None:
     low, high = expert["fraction_interval"]
     console.print(f"  expert patch: {expert['speedup']:.4g}x over the base ({expert['measured']})", highlight=False,
                   markup=False)
-    console.print(f"  this patch: {expert['fraction']:.3g} of the expert's speedup (95% interval {low:.3g}-{high:.3g}); "
-                  f"solved: {'yes' if expert['solved'] else 'no'} (the interval's lower bound must reach "
-                  f"{SOLVED_FRACTION:g})", highlight=False, markup=False)
+    console.print(f"  this patch: {expert['fraction']:.3g} of the expert's speedup (95% interval "
+                  f"{low:.3g}-{high:.3g}); solved: {'yes' if expert['solved'] else 'no'} (the interval's lower "
+                  f"bound must reach {SOLVED_FRACTION:g} of it)", highlight=False, markup=False)
     for note in expert.get("notes", []):
         console.print(f"  expert {note}", highlight=False, markup=False)
 

@@ -12,7 +12,8 @@ Always refused, whatever the task allows: paths outside the repository
 (absolute, ``..``), anything in ``.git``, the task's visible and hidden tests,
 the workload's file name, pytest's configuration and the files Python or pytest
 run by themselves (``conftest.py``, ``pytest.ini``, ``pyproject.toml``,
-``setup.cfg``, ``tox.ini``, ``sitecustomize.py``, ``usercustomize.py``), symbolic
+``setup.cfg``, ``tox.ini``, ``sitecustomize.py``, ``usercustomize.py``), a new
+top-level module that would hide an installed one (``pytest.py``), symbolic
 links and binary files. Then every touched path must match one of the task's
 ``allowed`` globs (``*`` within one path segment, ``**`` across segments).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -169,13 +171,32 @@ def check_result(task: Task, base: dict[str, tuple[str, str]], patched: Path) ->
     link, no binary file, nothing the task refuses. Returns them."""
     touched = touched_paths(base, patched)
     check_paths(task, touched)
+    tops = {PurePosixPath(path).parts[0] for path in base}
     for path in touched:
+        if (installed := shadowed(path, tops)) is not None:
+            raise PatchError("rejected", f"patch-path: {path} would hide the installed module {installed} "
+                                         "(the tests and the workload import the repository first)")
         file = patched / path
         if file.is_symlink():
             raise PatchError("rejected", f"patch-path: {path} is a symbolic link")
         if file.is_file() and not _text(file.read_bytes()):
             raise PatchError("rejected", f"patch-path: {path} is a binary file")
     return touched
+
+
+def shadowed(path: str, tops: set[str]) -> str | None:
+    """The installed module a new top-level Python module or package at ``path`` would hide
+    (``pytest.py``, ``_pytest/__init__.py``: the repository comes first on the import path of
+    the tests and of the workload), where the base revision has no such top-level name."""
+    parts = PurePosixPath(path).parts
+    if not path.endswith(".py") or parts[0] in tops:
+        return None
+    name = parts[0].removesuffix(".py")
+    try:
+        found = name.isidentifier() and importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    return name if found else None
 
 
 def _text(data: bytes) -> bool:

@@ -44,6 +44,7 @@ from kbench.repo.task import Task, TaskError
 REPORT_NAME = "junit.xml"
 POLL_SECONDS = 0.25
 MESSAGE_CHARS = 2000
+RUN_PYTEST = "import os, sys, pytest; os.chdir(sys.argv[1]); sys.exit(pytest.main(sys.argv[2:]))"
 LOCATION = re.compile(r"(.+?):(\d+): ", re.DOTALL)  # where pytest says a skip was called
 
 
@@ -120,8 +121,9 @@ def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sand
            **_visible_device(device), "PYTHONPATH": str(tree), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(scratch)}
     env.pop("KBENCH_WORKER_DEVICE", None)
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
-            f"--junitxml={report}", f"--rootdir={tree}", *(str(tree / t) for t in tests)]
+    # pytest run from the repository's root, so that what it prints names the repository's paths.
+    argv = [sys.executable, "-c", RUN_PYTEST, str(tree), "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+            f"--junitxml={report}", f"--rootdir={tree}", *tests]
     if sandbox is not None:
         give_to_candidate(scratch, build)
         argv = sandbox.wrap(argv, scratch=scratch, build=build, env=env, filter_env=False, hostname="kbench-tests")
