@@ -13,6 +13,7 @@ from kbench.runs.store import SCHEMA_VERSION, Store, StoreError
 
 SCHEMA_V1 = Path(__file__).parent / "fixtures" / "stores" / "schema_v1.sql"
 SCHEMA_V2 = Path(__file__).parent / "fixtures" / "stores" / "schema_v2.sql"
+SCHEMA_V3 = Path(__file__).parent / "fixtures" / "stores" / "schema_v3.sql"
 
 
 def new_run(store: Store, name: str = "r", manifest: Manifest | None = None) -> None:
@@ -193,3 +194,32 @@ def test_a_store_written_by_schema_2_is_read_and_scored_by_turn(tmp_path):
     assert by_turn[1].overall.correct_rate.value == 0.0
     assert by_turn[2].overall.fast_p["eager"][1.0].value == pytest.approx(0.5)
     assert score(outcomes(data), columns_of(data), resamples=200).overall.correct_rate.value == pytest.approx(0.5)
+
+
+def test_a_store_written_by_schema_3_is_read_and_its_runs_are_of_the_kernel_track(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_V3.read_text())
+    db.close()
+    with Store(path, create=False) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        data = store.load("written-by-schema-3")
+        (track,) = store.db.execute("SELECT track FROM runs").fetchone()
+    assert track == "kernel" and data.run.config.track == "kernel" and data.sessions[0].manifest.tasks == {}
+    assert [(e.problem_id, e.status, e.session) for e in data.evaluations] == [
+        ("level1/relu", "correct", 1), ("level1/gelu", "correct", 2)]
+    assert [e.status for e in data.superseded] == ["rejected"]
+    assert score(outcomes(data), columns_of(data), resamples=200).overall.correct_rate.value == 1.0
+
+
+def test_a_repository_run_keeps_its_track_and_its_tasks_pins(tmp_path):
+    repo = config(track="repo", baselines=("base",))
+    pins = {"level1/a": {"sha256": "a" * 64, "commit": "c" * 40}}
+    with Store(tmp_path / "k.db") as store:
+        store.create_run(RunRecord("r", "now", repo), [ProblemRecord("level1/a", 0, None, "A", "/t/a/task.toml",
+                                                                     "a" * 64, "id = 'a'\n")],
+                         [], Manifest(config=repo, tasks=pins))
+        (track,) = store.db.execute("SELECT track FROM runs WHERE name = 'r'").fetchone()
+        data = store.load("r")
+    assert track == "repo" and data.run.config.track == "repo" and data.sessions[0].manifest.tasks == pins
+    assert data.run.config.differences(config(baselines=("base",))) == {"track": ("repo", "kernel")}

@@ -220,39 +220,15 @@ class CommandProvider:
             workspace = Path(scratch)
             self._prepare(workspace, request)
             log_path = Path(private) / "agent.log"  # outside the workspace: the agent cannot swap it for a link
-            timed_out, returncode = False, None
             try:
                 server = EvaluateServer(workspace, request.problem_source, self._evaluate_command,
                                         {**os.environ, **_absolute_pythonpath()})
             except OSError as exc:
                 return Reply(None, error=f"the agent's evaluate tool could not start: {exc}", error_kind="agent")
-            give_to_candidate(workspace)
-            environment = {**self.access.environment(workspace), "HOME": str(workspace)}
-            with open(log_path, "wb") as log:
-                try:
-                    process = subprocess.Popen(
-                        self._confine(self.argv, workspace), cwd=workspace, stdin=subprocess.DEVNULL, stdout=log,
-                        stderr=subprocess.STDOUT, start_new_session=True, env=environment,
-                        preexec_fn=limit_processes if self.sandbox is not None else None,
-                    )
-                except OSError as exc:
-                    server.close()
-                    return Reply(None, error=f"the agent could not start: {exc}", error_kind="agent")
-                with self._lock:
-                    if self._closed:
-                        _kill_group(process)
-                    self._running.add(process)
-                try:
-                    returncode = process.wait(timeout=self.time_limit)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    _kill_group(process)
-                    returncode = process.wait()
-                finally:
-                    _kill_group(process)  # whatever it left running in its group (its sandbox ends the rest)
-                    server.close()
-                    with self._lock:
-                        self._running.discard(process)
+            ran = self.run_agent(workspace, server, log_path)
+            if isinstance(ran, Reply):
+                return ran
+            returncode, timed_out = ran
             output = _tail(log_path, AGENT_LOG_CHARS)
             solution = _read_solution(workspace)
             usage = _read_usage(workspace)
@@ -273,6 +249,40 @@ class CommandProvider:
             cost_usd=usage.get("cost_usd"),
             details=details,
         )
+
+    def run_agent(self, workspace: Path, server: Any, log_path: Path) -> tuple[int | None, bool] | Reply:
+        """Run the program in ``workspace`` (its sandbox's one writable place) until it ends or its
+        time is up, its output into ``log_path``; its exit status and whether it timed out, or a
+        Reply saying why it could not start. ``server`` (its evaluate tool) is closed after."""
+        timed_out, returncode = False, None
+        give_to_candidate(workspace)
+        environment = {**self.access.environment(workspace), "HOME": str(workspace)}
+        with open(log_path, "wb") as log:
+            try:
+                process = subprocess.Popen(
+                    self._confine(self.argv, workspace), cwd=workspace, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True, env=environment,
+                    preexec_fn=limit_processes if self.sandbox is not None else None,
+                )
+            except OSError as exc:
+                server.close()
+                return Reply(None, error=f"the agent could not start: {exc}", error_kind="agent")
+            with self._lock:
+                if self._closed:
+                    _kill_group(process)
+                self._running.add(process)
+            try:
+                returncode = process.wait(timeout=self.time_limit)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(process)
+                returncode = process.wait()
+            finally:
+                _kill_group(process)  # whatever it left running in its group (its sandbox ends the rest)
+                server.close()
+                with self._lock:
+                    self._running.discard(process)
+        return returncode, timed_out
 
     def _prepare(self, workspace: Path, request: Request) -> None:
         (workspace / ".kbench").mkdir()

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from kbench import judge
-from kbench.agents import prompts, reply
+from kbench.agents import prompts, repo_agent, reply
 from kbench.agents.judging import Judging
 from kbench.agents.pool import Job, RequestPool
 from kbench.agents.prices import Price
@@ -46,6 +46,7 @@ from kbench.agents.providers import Provider, Reply, Request
 from kbench.core.solution import Solution
 from kbench.runs.manifest import Manifest, RunConfig, capture, now
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, SampleRecord, TurnRecord
+from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.runner import Evaluate, Listener, Plan, RunError, judge_sample, open_run, tell_evaluating
 from kbench.runs.score import best_turn
 from kbench.runs.store import Store
@@ -234,6 +235,7 @@ class _Loop:
         self.events: queue.Queue = queue.Queue()  # replies and verdicts, as they come
         self.pool: RequestPool | None = None
         self.judges: judge.DeviceThreads | None = None
+        self.contexts: dict[str, Any] = {}  # the repository track: each task's prompt material, read once
 
     def run(self, samples: list[_Sample]) -> list[EvaluationRecord]:
         self.pool = RequestPool(self.agent.provider, self.agent.concurrency, self.events)
@@ -275,6 +277,9 @@ class _Loop:
         self._finish(sample)
 
     def _ask(self, sample: _Sample, turn: int) -> None:
+        if self.config.track == REPO_TRACK:  # a task: its statement and files asked, a patch answered
+            self.pool.submit(Job(sample, turn, *repo_agent.repo_request(self.agent, sample, turn, self.contexts)))
+            return
         problem = sample.problem
         common = dict(problem_source=problem.source, target=self.agent.target, problem_name=problem.id,
                       gpu=self.agent.gpu)
@@ -305,7 +310,10 @@ class _Loop:
             self._store_turn(sample, record)
             self._end_for_now(sample, record)
             return
-        source, extraction, failure = _solution_of(answer)
+        if self.config.track == REPO_TRACK:
+            source, extraction, failure = repo_agent.patch_of(answer)
+        else:
+            source, extraction, failure = _solution_of(answer)
         cost = answer.cost_usd
         if cost is None and self.agent.price is not None:
             cost = self.agent.price.cost(answer.input_tokens, answer.output_tokens)

@@ -109,6 +109,7 @@ class Request:
     sample_index: int
     turn: int
     previous_solution: str | None = None
+    task: Any = None  # the repository track: the kbench.repo Task asked about (its patch is the answer)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,14 @@ How the block is chosen (docs/prompts.md):
    level, the last complete (closed) one; failing that, the last unclosed one;
 3. failing that, the last block that mentions ``class ModelNew`` (``unparsable``);
 4. with no fences at all, the whole reply, when it parses and defines ``ModelNew``.
+
+For the repository track a reply's answer is a unified diff (:func:`extract_patch`):
+the fenced blocks that hold a diff's file headers (``diff --git`` or ``---``/``+++``),
+each a patch to the files it names; a later block naming a file an earlier one named
+replaces that earlier block (a patch restated), and the blocks left are joined in
+order (a patch split over blocks). With no such block, the reply from its first file
+header on. Whether the result applies is git's to say, when it is judged (a
+``compile_error`` with git's message): nothing here parses hunks.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ FAILURES = {
     "no_code": "the reply holds no fenced code block and is not Python as a whole",
     "no_model_new": "the reply holds code, but none of it defines ModelNew at module level",
     "unparsable": "code mentioning class ModelNew was found, but none of it parses as Python",
+    "no_diff": "the reply holds no unified diff (no ---/+++ or diff --git file headers)",
 }
 
 # Blocks larger than this are never handed to the parser (a reply is untrusted;
@@ -329,3 +338,72 @@ def _extract(reply: Any) -> Extraction:
             None, "no_model_new", "no fenced block; the reply is Python but defines no ModelNew", reply_chars=size
         )
     return Extraction(None, "no_code", "no fenced code block and the reply is not Python", reply_chars=size)
+
+
+# --- patches (the repository track) ------------------------------------------
+
+_DIFF_GIT = re.compile(r"^diff --git (?:\S+) b/(.+?)\s*$")
+_OLD_FILE = re.compile(r"^--- (?:a/)?(\S+)")
+_NEW_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
+
+
+def diff_files(text: str) -> list[str]:
+    """The files a diff's headers name (the new name; the old one for a deletion), in order;
+    empty when ``text`` holds no file header. Only the headers are read: applying is git's."""
+    files: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        found = None
+        if m := _DIFF_GIT.match(line):
+            found = m.group(1)
+        elif (m := _OLD_FILE.match(line)) and i + 1 < len(lines) and (n := _NEW_FILE.match(lines[i + 1])):
+            found = m.group(1) if n.group(1) == "/dev/null" else n.group(1)
+        if found and found not in files:
+            files.append(found)
+    return files
+
+
+def extract_patch(reply: Any) -> Extraction:
+    """The unified diff in ``reply`` (module docstring); never raises."""
+    try:
+        return _extract_patch(reply)
+    except Exception as exc:  # a defect of ours must not end a run
+        return Extraction(None, "no_diff", f"extraction failed unexpectedly: {type(exc).__name__}: {exc}")
+
+
+def _extract_patch(reply: Any) -> Extraction:
+    text = _as_text(reply).replace("\r\n", "\n").replace("\r", "\n")
+    size = len(text)
+    if not text.strip():
+        return Extraction(None, "no_diff", "the reply is empty", reply_chars=size)
+    blocks = find_blocks(text)
+    diffs = [(b, files) for b in blocks if (files := diff_files(b.code))]
+    if diffs:
+        kept: list[tuple[Block, list[str]]] = []
+        claimed: set[str] = set()
+        for block, files in reversed(diffs):  # a later block restating a file replaces the earlier one
+            if not claimed & set(files):
+                kept.insert(0, (block, files))
+            claimed |= set(files)
+        patch = "".join(block.code for block, _ in kept)
+        named = sorted({f for _, files in kept for f in files})
+        chosen = ", ".join(str(block.index + 1) for block, _ in kept)
+        replaced = len(diffs) - len(kept)
+        why = f"the diff in block(s) {chosen} of {len(blocks)}, touching {', '.join(named)}"
+        if replaced:
+            why += f" ({replaced} earlier block(s) naming the same files replaced)"
+        how = "fenced" if all(block.closed for block, _ in kept) else "fenced-unclosed"
+        return Extraction(patch, None, why, kept[-1][0].index, how, blocks, size)
+    files = diff_files(text)
+    if files:
+        lines = text.split("\n")
+        start = next(i for i, line in enumerate(lines)
+                     if _DIFF_GIT.match(line) or (_OLD_FILE.match(line) and i + 1 < len(lines)
+                                                 and _NEW_FILE.match(lines[i + 1])))
+        patch = "\n".join(lines[start:]).rstrip("\n") + "\n"
+        return Extraction(patch, None, f"no fenced diff; the reply from line {start + 1} on, touching "
+                          f"{', '.join(files)}", None, "whole-reply", blocks, size)
+    hunks = "@@ " in text
+    message = ("hunks (@@) without ---/+++ file headers: git cannot tell which file they change" if hunks
+               else f"{len(blocks)} fenced block(s), none a unified diff" if blocks else "no unified diff in the reply")
+    return Extraction(None, "no_diff", message, None, "", blocks, size)

@@ -18,8 +18,10 @@ from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
+from kbench.cli import repo_run
 from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
 from kbench.cli.progress import BarProgress, PlainProgress
+from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
@@ -29,6 +31,7 @@ from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
 from kbench.runs.records import finite
+from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
@@ -48,6 +51,10 @@ def run_command(
     problems: Optional[List[str]] = typer.Option(
         None, "--problems", "-p", help="A level (level1), problem ids or files, or a directory; repeatable."
     ),
+    track: Optional[str] = typer.Option(None, "--track", help="kernel (problems: --problems) or repo (repository "
+                                        "tasks: --tasks; scored apart) [default: kernel, or the stored run's]."),
+    tasks: Optional[List[str]] = typer.Option(None, "--tasks", help="The repository track's tasks: task ids "
+                                              "(tinylm/fused-rmsnorm), task files or folders, or all; repeatable."),
     samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1]."),
     turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
                                         "judge's feedback [default: 1]."),
@@ -141,6 +148,23 @@ def run_command(
         stored_config = stored.config if stored else None
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
                       policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+        if repo_run.chosen_track(run, track, stored_config, tasks) == REPO_TRACK:  # tasks: kbench.cli.repo_run
+            repo_run.run_repo(
+                run, stored_config, lambda work, show_turns=False: _execute(run, db, plain, as_json, work, show_turns),
+                model=model, solutions=solutions, tasks=tasks, rejudge=rejudge, gpus=gpus, devices=_devices,
+                generation=_Generation(
+                    samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
+                    target=target, gpu=gpu, concurrency=concurrency, max_retries=max_retries,
+                    sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)),
+                    request_timeout=request_timeout, agent_time_limit=agent_time_limit, agent_version=agent_version,
+                    prices=prices, env_file=env_file, api_key_env=api_key_env,
+                    agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None)),
+                judged=dict(device=device, size=size, trials=trials, timeout=timeout, policy=policy, sandbox=sandbox,
+                            limit=limit),
+                kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--dtype": dtype,
+                             "--target": target, "--build-jobs": build_jobs, "--address": address,
+                             "--executor": None if executor == "local" else executor})
+            return
         if rejudge is not None:
             given = {"--model": model, "--solutions": solutions, "--problems": problems, "--samples": samples,
                      "--turns": turns}
@@ -232,6 +256,9 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
             raise
         listener.close()
         data = store.load(run)
+    if data.run.config.track == REPO_TRACK:
+        show_repo_score(console, data, as_json)
+        return
     result = score_run(outcomes(data), columns_of(data))
     if as_json:
         typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))

@@ -14,11 +14,13 @@ from rich.table import Table
 
 from kbench.agents import loop as agent
 from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, usage_errors
+from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs import export
-from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches
+from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
 from kbench.runs.comparison import compare as compare_runs
 from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import (
     ALL,
     DEFAULT_RESAMPLES,
@@ -49,6 +51,9 @@ def score_command(
     """fast_p, correctness, geometric-mean speedup and fast_p@k, per baseline column and level, with 95% intervals."""
     with usage_errors(), Store(db, create=False) as store:
         data = store.load(run)
+    if data.run.config.track == REPO_TRACK:  # scored apart: its own tables
+        show_repo_score(console, data, as_json, resamples=resamples, seed=seed)
+        return
     result = score_run(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
     by_turn = score_by_turn(data, columns_of(data), resamples=resamples, seed=seed)
     if as_json:
@@ -231,6 +236,8 @@ def compare_command(
     column, and the problems whose status flipped; refuses runs whose settings differ unless --force."""
     with usage_errors(), Store(db, create=False) as store:
         data_a, data_b = store.load(run_a), store.load(run_b)
+        if refusal := track_difference(data_a, data_b):
+            raise UsageError(refusal)
         differences = mismatches(data_a, data_b)
         if differences and not force:
             raise UsageError(
@@ -238,6 +245,9 @@ def compare_command(
                 + "\n".join(f"  {_mismatch_line(m)}" for m in differences)
                 + "\n(--force compares them anyway, with these differences listed above the numbers)"
             )
+    if data_a.run.config.track == REPO_TRACK:
+        show_repo_comparison(console, data_a, data_b, differences, as_json, resamples=resamples, seed=seed)
+        return
     columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
     result = compare_runs(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
     if as_json:

@@ -224,11 +224,8 @@ class Session:
                 self.spacer = None
                 self.spacer = timing.new_placement(self.device, int(msg["round"]))
             call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None)
-        # Before the series, outside every span the judge clocks: the garbage so far collected,
-        # and everything alive moved out of the collector's way. A full collection that fell
-        # inside a call's spans walked the whole heap (60 ms a call in a worker that ran
-        # Triton's interpreter, on a loaded 2-core machine), which the trusted clock read as
-        # work outside the timed window; now a collection walks only what the series made.
+        # Outside every span the judge clocks: the garbage collected, what is alive frozen out of the
+        # collector's way (a full collection inside a call's spans read as work outside its window).
         gc.collect()
         gc.freeze()
         if self.guard:  # what produces this series' reports, as it is before any of its calls

@@ -139,6 +139,16 @@ class RunComparison:
         }
 
 
+def track_difference(run_a: RunData, run_b: RunData) -> str | None:
+    """Why two runs cannot be compared at all, even with ``--force``: they are of different tracks
+    (problems and repository tasks are scored apart, never mixed); None when they are of one."""
+    a, b = run_a.run.config.track, run_b.run.config.track
+    if a == b:
+        return None
+    return (f"run {run_a.run.name} is of the {a} track and run {run_b.run.name} of the {b} track: "
+            "the tracks are scored apart and never compared")
+
+
 def mismatches(run_a: RunData, run_b: RunData) -> list[Mismatch]:
     """Every setting that shapes the numbers and differs between the runs."""
     found = []

@@ -30,6 +30,7 @@ class ExportError(Exception):
 # to it). Kinds: how a field is typed in Parquet ("json": JSON text there, an object in JSON lines).
 SAMPLE_FIELDS: dict[str, str] = {
     "run": "string",
+    "track": "string",
     "problem_id": "string",
     "level": "int64",
     "problem_name": "string",
@@ -118,6 +119,7 @@ def rows(data: RunData) -> list[dict[str, Any]]:
         result.append(
             {
                 "run": data.run.name,
+                "track": data.run.config.track,
                 "problem_id": problem_id,
                 "level": problem.level,
                 "problem_name": problem.name,
@@ -234,7 +236,11 @@ def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:
     one (its file name starts with ``<number>_``) and the run holds one level,
     as KernelBench's own files are per level; by kbench problem id otherwise.
     ``runtime`` is the candidate's median in milliseconds (-1.0 when not timed).
+    A repository-track run has no such shape (its samples are patches to tasks): ExportError.
     """
+    if data.run.config.track != "kernel":
+        raise ExportError(f"run {data.run.name} is of the {data.run.config.track} track: KernelBench's "
+                          "eval_results.json holds problems only (jsonl and parquet carry every track)")
     numbers = {p.problem_id: KERNELBENCH_NUMBER.match(Path(p.path).name) for p in data.problems}
     by_number = all(numbers.values()) and len({p.level for p in data.problems}) == 1
     problems = {p.problem_id: p for p in data.problems}

@@ -86,6 +86,9 @@ class RunConfig:
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
     dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
     limit: int | None = None  # only the selection's first N problems (kbench run --limit: a smoke run)
+    # "kernel" (problems: contest coding) or "repo" (repository-maintenance tasks, kbench.repo): a run is of
+    # one track, and the tracks are scored apart (runs.repo_score) and never compared.
+    track: str = "kernel"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -137,6 +140,9 @@ class Manifest:
     # How this session judged (kbench.judge.Executor.describe: local devices, or Ray and its address); a
     # session's own choice, not the run's: a run may resume with another executor.
     executor: dict[str, Any] = field(default_factory=dict)
+    # A repository-track run's tasks as judged: task id -> {"sha256": the task's hash, "commit": the pinned
+    # revision, "repository": where it came from}; empty for the kernel track.
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,6 +200,10 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None,
 def baseline_settings(column: str) -> dict[str, Any]:
     """How a baseline column is measured."""
     from kbench.judge.baselines import describe
+
+    if column == "base":  # the repository track's one column (kbench.repo)
+        return {"what": "the task's workload on the repository at its pinned revision, timed as the eager column "
+                "is and interleaved with the patched revision's (kbench.repo.patch_judge)"}
 
     return describe(column)
 

@@ -29,13 +29,15 @@ from importlib import resources
 from typing import Any
 
 import kbench
-from kbench.runs import log_axis
+from kbench.runs import log_axis, report_repo
 from kbench.runs.comparison import Mismatch, RunComparison, compare, mismatches
 from kbench.runs.drilldown import anchor, drilldowns
 from kbench.runs.manifest import Manifest, now
 from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.repo_score import RepoScore, repo_score
 from kbench.runs.score import (
     ALL,
+    CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     P_VALUES,
@@ -96,14 +98,23 @@ def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int
                                      lstrip_blocks=True)
     environment.filters.update(estimate=estimate_text, speedup=speedup_text, sort_key=sort_key, num=number_text)
     drilldown = environment.from_string(resources.files("kbench.runs").joinpath(DRILLDOWN_TEMPLATE).read_text())
-    sections = [_section(data, number, resamples, seed, drilldown) for number, data in enumerate(runs, 1)]
-    comparisons = [_comparison(runs[0], data, resamples, seed) for data in runs[1:]]
+    kernel_runs = [data for data in runs if data.run.config.track == "kernel"]  # the tracks apart, never compared
+    repo_runs = [data for data in runs if data.run.config.track != "kernel"]
+    sections = [_section(data, number, resamples, seed, drilldown) for number, data in enumerate(kernel_runs, 1)]
+    comparisons = [_comparison(kernel_runs[0], data, resamples, seed) for data in kernel_runs[1:]]
     figures = {
-        "fast_p": _html(_fast_p_figure(go, sections)),
-        "speedups": _html(_speedup_figure(go, sections)),
+        "fast_p": _html(_fast_p_figure(go, sections)) if sections else "",
+        "speedups": _html(_speedup_figure(go, sections)) if sections else "",
         "comparisons": [_html(_comparison_figure(go, c)) for c in comparisons],
     }
     template = environment.from_string(resources.files("kbench.runs").joinpath(TEMPLATE).read_text())
+    scores = [repo_score(outcomes(data), resamples=resamples, seed=seed) for data in repo_runs]
+    repo_section = report_repo.render(
+        environment,
+        [report_repo.section(data, scored, manifest_fields(data.sessions[0].manifest), _manifest_json(data),
+                             _notes(data, scored)) for data, scored in zip(repo_runs, scores)],
+        [report_repo.comparison(repo_runs[0], data, resamples, seed) for data in repo_runs[1:]],
+    )
     return template.render(
         title="kbench report: " + ", ".join(data.run.name for data in runs),
         generated_at=now(),
@@ -116,6 +127,8 @@ def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int
         all_key=ALL,
         statuses_retried=sorted(RETRIED_STATUSES),
         anchor=anchor,
+        repo_section=jinja2.utils.markupsafe.Markup(repo_section),
+        bootstrap={"confidence": CONFIDENCE, "resamples": resamples, "seed": seed},
     )
 
 
@@ -160,7 +173,7 @@ def _section(data: RunData, number: int, resamples: int, seed: int, drilldown: A
         score=result,
         rows=rows,
         manifest=manifest_fields(manifest),
-        manifest_json=json.dumps(finite(manifest.to_dict()), indent=2, default=str),
+        manifest_json=_manifest_json(data),
         notes=_notes(data, result),
         drilldowns=packed_fragments(fragments),
         first_row=first_row,
@@ -177,6 +190,10 @@ def packed_fragments(fragments: list[str]) -> str:
 
 def unpacked_fragments(packed: str) -> list[str]:
     return json.loads(gzip.decompress(base64.b64decode(packed)))
+
+
+def _manifest_json(data: RunData) -> str:
+    return json.dumps(finite(data.sessions[0].manifest.to_dict()), indent=2, default=str)
 
 
 def manifest_fields(manifest: Manifest) -> list[tuple[str, str]]:
@@ -211,7 +228,8 @@ def manifest_fields(manifest: Manifest) -> list[tuple[str, str]]:
     return [(label, value) for label, value in fields if value]
 
 
-def _notes(data: RunData, result: Score) -> list[str]:
+def _notes(data: RunData, result: Score | RepoScore) -> list[str]:
+    """What a reader must know before trusting a run's figures (its coverage and statuses, of either track)."""
     coverage = result.overall.coverage
     notes = []
     if not data.run.config.sandbox:

@@ -32,8 +32,10 @@ from kbench.judge.baselines import check_columns
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.timing import TimingSettings
+from kbench.runs import repo_runner
 from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
+from kbench.runs.repo_runner import TRACK as REPO_TRACK
 from kbench.runs.store import Store
 from kbench.suite import find_problem, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
@@ -318,7 +320,8 @@ def execute(
     made: list[EvaluationRecord] = []
     for problem in plan.problems:
         if not plan.samples_of(problem.id) and (problem.id, 0) not in finished:
-            reason = f"no solution for {problem.path.stem} in {config.solutions}"
+            named = problem.id if config.track == REPO_TRACK else problem.path.stem
+            reason = f"no solution for {named} in {config.solutions}"
             record = EvaluationRecord(problem.id, 0, "missing", False, reason, session=session,
                                       started_at=now(), finished_at=now())
             store.record(name, record)
@@ -365,8 +368,11 @@ def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: M
         described = "; ".join(_describe_change(key, old, new) for key, (old, new) in differences.items())
         raise RunError(f"run {name!r} exists with other settings ({described}); choose a new run name")
     manifest = manifest or capture(config, executor=executor)
+    record = _problem_record
+    if config.track == REPO_TRACK:  # tasks where problems are, and each task's hash and revision pinned
+        manifest, record = replace(manifest, tasks=repo_runner.task_pins(plan.problems)), repo_runner.task_record
     if existing is None:
-        problems = [_problem_record(problem, position) for position, problem in enumerate(plan.problems)]
+        problems = [record(problem, position) for position, problem in enumerate(plan.problems)]
         store.create_run(RunRecord(name, now(), config), problems, plan.samples, manifest)
         return 1
     return store.add_session(name, manifest)
@@ -374,6 +380,8 @@ def open_run(store: Store, name: str, config: RunConfig, plan: Plan, manifest: M
 
 def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample: SampleRecord, session: int) -> EvaluationRecord:
     """One verdict as a record; a failure that is not the candidate's is recorded as such, to be retried."""
+    if config.track == REPO_TRACK:
+        return repo_runner.judge_patch(evaluate, config, problem, sample, session)
     started = now()
     solution = Solution(source=sample.source, path=Path(sample.origin))
     try:

@@ -2,12 +2,14 @@
 
 Schema 1 holds runs, sessions, problems, samples, evaluations and baselines;
 schema 2 adds the turns of runs that ask models; schema 3 the verdicts a
-re-judging replaced (``superseded``).
+re-judging replaced (``superseded``); schema 4 each run's track (``runs.track``:
+``kernel`` or ``repo``, also in its config), so that a kbench that knows one track
+refuses a store that may hold the other rather than scoring a repository run as kernels.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # MIGRATIONS[v] turns a store of schema v - 1 into one of schema v: statements separated
 # by semicolons (never one inside a statement).
@@ -112,5 +114,8 @@ MIGRATIONS: dict[int, str] = {
         record TEXT NOT NULL,
         FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id)
     )
+    """,
+    4: """
+    ALTER TABLE runs ADD COLUMN track TEXT NOT NULL DEFAULT 'kernel'
     """,
 }

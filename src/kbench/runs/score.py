@@ -46,6 +46,7 @@ class SampleOutcome:
     speedup_low: dict[str, float | None] = field(default_factory=dict)  # the interval's lower bound, per column
     style: tuple[str, ...] = ()  # the style rules its verdict flags (kbench.judge.guard.STYLE)
     solution_sha256: str = ""  # what was judged ("" where unknown): a flip of the same solution is the judge's
+    expert: float | None = None  # the repository track: the task's expert speedup its verdict names (runs.repo_score)
 
     @property
     def correct(self) -> bool:
@@ -73,8 +74,10 @@ class SampleOutcome:
     def of(cls, status: str, speedup: dict[str, float | None], verdict: dict | None,
            solution_sha256: str = "") -> "SampleOutcome":
         intervals = (verdict or {}).get("speedup_interval") or {}
+        expert = ((verdict or {}).get("expert") or {}).get("speedup")
         return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds},
-                   style_rules((verdict or {}).get("flags")), solution_sha256)
+                   style_rules((verdict or {}).get("flags")), solution_sha256,
+                   float(expert) if isinstance(expert, (int, float)) and not isinstance(expert, bool) else None)
 
 
 @dataclass(frozen=True)

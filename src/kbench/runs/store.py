@@ -21,6 +21,11 @@ Schema 3 adds ``superseded``: the verdicts a re-judging replaced (``kbench run
 --rejudge``), each whole as its ``EvaluationRecord`` in JSON with the session
 that replaced it, so that a run repaired after a judge defect keeps what it said
 before (``kbench show``).
+
+Schema 4 adds ``runs.track``: the run's track (``kernel`` or ``repo``, as its config
+says; runs stored before are ``kernel``). A repository run stores its tasks in
+``problems`` (the task id, its hash and task file), its patches as the samples'
+sources, and everything else as a run of problems does (docs/runs.md).
 """
 
 from __future__ import annotations
@@ -127,8 +132,8 @@ class Store:
             raise StoreError(f"a run named {run.name!r} already exists in {self.path}")
         with self.db:
             self.db.execute(
-                "INSERT INTO runs (name, created_at, config) VALUES (?, ?, ?)",
-                (run.name, run.created_at, _dumps(asdict(run.config))),
+                "INSERT INTO runs (name, created_at, config, track) VALUES (?, ?, ?, ?)",
+                (run.name, run.created_at, _dumps(asdict(run.config)), run.config.track),
             )
             self.db.executemany(
                 "INSERT INTO problems (run, problem_id, position, level, name, path, sha256, source) "
