@@ -202,6 +202,11 @@ def run_command(
 
 
 def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
+    for problem_id, faults in plan.faults.items():
+        left = "recorded as missing" if not plan.samples_of(problem_id) else "its other samples are judged"
+        for name, fault in faults.items():
+            make_console(stderr=True).print(f"[yellow]warning:[/yellow] {name} in {config.solutions} is {fault}: "
+                                            f"not a solution of {problem_id} ({left})", highlight=False, soft_wrap=True)
     if plan.unclaimed:
         shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
         make_console(stderr=True).print(

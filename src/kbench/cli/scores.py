@@ -309,17 +309,20 @@ def export_command(
             data = store.load(run)
         default_name = {"jsonl": f"{run}.jsonl", "parquet": f"{run}.parquet", "kernelbench": f"{run}.eval_results.json"}
         target = output or Path(default_name[format])
-        if format == "parquet":
-            if str(target) == "-":
-                raise UsageError("parquet is binary: give --output a file")
-            count = export.write_parquet(data, target)
-        else:
-            write = export.write_jsonl if format == "jsonl" else export.write_kernelbench
-            if str(target) == "-":
-                count = write(data, sys.stdout)
+        try:
+            if format == "parquet":
+                if str(target) == "-":
+                    raise UsageError("parquet is binary: give --output a file")
+                count = export.write_parquet(data, target)
             else:
-                with open(target, "w") as out:
-                    count = write(data, out)
+                write = export.write_jsonl if format == "jsonl" else export.write_kernelbench
+                if str(target) == "-":
+                    count = write(data, sys.stdout)
+                else:
+                    with open(target, "w") as out:
+                        count = write(data, out)
+        except OSError as exc:  # a folder that does not exist or cannot be written, a full disk
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
     if str(target) != "-":
         Console(stderr=True).print(f"wrote {count} evaluations of run {run} to {target}", highlight=False)
 

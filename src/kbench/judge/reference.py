@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kbench.judge import vmm
+from kbench.judge import tracebacks, vmm
 from kbench.judge.baselines import (
     BaselineCache,
     CachedBaseline,
@@ -98,7 +98,9 @@ def time_reference(
 
 
 def reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
-    """The problem is at fault when its own Model fails; say how, with what it printed."""
+    """The problem is at fault when its own Model fails; say how, with what it printed.
+    A traceback keeps the problem file's own frames (and the innermost), not kbench's."""
+    detail = tracebacks.for_author(detail, str(problem.path), str(problem.path))
     printed = reference.output.text().strip()
     tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
     error = ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")

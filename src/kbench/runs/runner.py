@@ -19,9 +19,11 @@ running the same command again.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -77,12 +79,15 @@ def tell_evaluating(listener: Listener | None, problem_id: str, sample_index: in
 
 @dataclass(frozen=True)
 class Plan:
-    """The problems of a run, in order, the samples found for them, and the source's
-    files that no problem claimed (often a misnamed solution, which would count as missing)."""
+    """The problems of a run, in order, the samples found for them, the source's files
+    that no problem claimed (often a misnamed solution, which would count as missing),
+    and the entries named as solutions that cannot be read as files (a broken link)."""
 
     problems: list[Problem]
     samples: list[SampleRecord]
     unclaimed: tuple[str, ...] = ()
+    # Entries named as a problem's solutions that are no readable file, by problem: {name: what is wrong}.
+    faults: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def samples_of(self, problem_id: str) -> list[SampleRecord]:
         return [s for s in self.samples if s.problem_id == problem_id]
@@ -147,8 +152,14 @@ def runnable(problems: list[Problem], dtype: str = "float32") -> tuple[list[Prob
 
 def replay_files(problem: Problem, directory: Path) -> list[Path]:
     """The solution files the replay source holds for ``problem``, in sample order."""
+    return [path for path in _replay_entries(problem, directory) if entry_fault(path) is None]
+
+
+def _replay_entries(problem: Problem, directory: Path) -> list[Path]:
+    """Every entry of the directory named as a solution of ``problem``, readable or not."""
     stem = problem.path.stem
-    files = [directory / f"{stem}.py"] if (directory / f"{stem}.py").is_file() else []
+    own = directory / f"{stem}.py"
+    files = [own] if own.exists() or own.is_symlink() else []
     if (directory / stem).is_dir():
         files += sorted((directory / stem).glob("*.py"), key=lambda p: natural_key(p.name))
     number = re.match(r"(\d+)_", stem)
@@ -157,6 +168,21 @@ def replay_files(problem: Problem, directory: Path) -> list[Path]:
         kernelbench = [p for p in directory.glob(pattern) if KERNELBENCH_SAMPLE.fullmatch(p.name)]
         files += sorted(kernelbench, key=lambda p: int(KERNELBENCH_SAMPLE.fullmatch(p.name).group(3)))
     return files
+
+
+def entry_fault(path: Path) -> str | None:
+    """Why an entry named as a solution cannot be read as one (a broken link, a directory,
+    a FIFO that would block the reader...), or None for a regular file (linked or not)."""
+    if path.is_symlink() and not path.exists():
+        return f"a broken symbolic link (to {os.readlink(path)})"
+    if path.is_dir():
+        return "a directory, not a file"
+    if path.exists() and not path.is_file():
+        mode = path.stat().st_mode
+        kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"))
+        return "not a regular file: " + next((kind for test, kind in kinds if test(mode)), "of an unknown kind")
+    return None
 
 
 def plan_replay(problems: list[Problem], directory: Path) -> Plan:
@@ -171,7 +197,11 @@ def plan_replay(problems: list[Problem], directory: Path) -> Plan:
                 "solutions directory cannot tell them apart: run them separately"
             )
     samples = []
+    faults: dict[str, dict[str, str]] = {}
     for problem in problems:
+        for path in _replay_entries(problem, directory):
+            if (fault := entry_fault(path)) is not None:
+                faults.setdefault(problem.id, {})[path.relative_to(directory).as_posix()] = fault
         for index, path in enumerate(replay_files(problem, directory)):
             solution = Solution.from_file(path)
             samples.append(
@@ -184,11 +214,11 @@ def plan_replay(problems: list[Problem], directory: Path) -> Plan:
                     source=solution.source,
                 )
             )
-    claimed = {s.name for s in samples}
+    claimed = {s.name for s in samples} | {name for named in faults.values() for name in named}
     unclaimed = (
         p.relative_to(directory).as_posix() for p in [*directory.glob("*.py"), *directory.glob("*/*.py")]
     )
-    return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)))
+    return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)), faults=faults)
 
 
 def plan_generated(problems: list[Problem], samples: int, origin: str) -> Plan:
@@ -318,7 +348,8 @@ def execute(
     made: list[EvaluationRecord] = []
     for problem in plan.problems:
         if not plan.samples_of(problem.id) and (problem.id, 0) not in finished:
-            reason = f"no solution for {problem.path.stem} in {config.solutions}"
+            reason = f"no solution for {problem.path.stem} in {config.solutions}" + "".join(
+                f"; {name} is {fault}" for name, fault in plan.faults.get(problem.id, {}).items())
             record = EvaluationRecord(problem.id, 0, "missing", False, reason, session=session,
                                       started_at=now(), finished_at=now())
             store.record(name, record)

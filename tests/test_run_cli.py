@@ -1,0 +1,70 @@
+"""What users meet around a run (issue 31): KernelBench's numbering and precisions, exit
+codes a pipeline can use, errors without tracebacks, and one vocabulary of options."""
+
+import json
+import os
+
+import pytest
+from run_fixtures import FakeJudge, fake_solution, problem_dir
+from typer.testing import CliRunner
+
+from kbench.cli import app
+from kbench.cli import run as cli_runs
+from kbench.runs import runner
+from kbench.runs.store import Store
+
+NAMES = ["p1", "p2", "p3"]
+
+
+@pytest.fixture
+def cli(monkeypatch, tmp_path):
+    """Runs the kbench app in this process, in tmp_path, with a fake judge."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KBENCH_DB", raising=False)
+    fake = FakeJudge()
+    monkeypatch.setattr(cli_runs, "evaluate", fake)
+    runner_ = CliRunner()
+
+    def invoke(*args):
+        return runner_.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    invoke.judge = fake
+    return invoke
+
+
+def setup_run(tmp_path, names=NAMES, marks=None):
+    problems = problem_dir(tmp_path / "problems", names)
+    solutions = tmp_path / "solutions"
+    solutions.mkdir(exist_ok=True)
+    for name, mark in (marks if marks is not None else {name: "correct 2.0" for name in names}).items():
+        fake_solution(solutions / f"{name}.py", mark)
+    return problems, solutions
+
+
+def test_solution_entries_that_are_no_file_are_named_for_what_they_are(cli, tmp_path):
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2", "p3", "p4"], marks={})
+    (solutions / "p1.py").symlink_to(tmp_path / "nowhere.py")
+    (solutions / "p2.py").mkdir()
+    os.mkfifo(solutions / "p3.py")  # read as a file, it would block the run forever
+    fake_solution(solutions / "p4" / "a.py", "correct 2.0")
+    os.mkfifo(solutions / "p4" / "b.py")
+    done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu")
+    assert done.exit_code == 0, done.output
+    assert "match no selected problem" not in done.output
+    assert "p1.py in " in done.output and "is a broken symbolic link (to " in done.output
+    assert "p2.py in " in done.output and "is a directory, not a file" in done.output
+    assert "is not a regular file: a FIFO: not a solution of level1/p3 (recorded as missing)" in done.output
+    assert "p4/b.py in " in done.output and "(its other samples are judged)" in done.output
+    with Store(tmp_path / "kbench.db") as store:
+        reasons = {e.problem_id: (e.status, e.reason) for e in store.evaluations("r")}
+    assert reasons["level1/p1"][0] == "missing" and "p1.py is a broken symbolic link" in reasons["level1/p1"][1]
+    assert "p2.py is a directory" in reasons["level1/p2"][1] and "p3.py is not a regular file" in reasons["level1/p3"][1]
+    assert reasons["level1/p4"] == ("correct", "made by hand: correct") and cli.judge.calls == [("level1/p4", "a.py")]
+
+
+def test_a_readable_file_through_a_link_is_a_solution(tmp_path):
+    problems, solutions = setup_run(tmp_path, names=["p1"], marks={})
+    real = fake_solution(tmp_path / "elsewhere" / "kernel.py", "correct 2.0")
+    (solutions / "p1.py").symlink_to(real)
+    plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
+    assert [s.name for s in plan.samples] == ["p1.py"] and plan.faults == {}
