@@ -68,3 +68,49 @@ def test_a_readable_file_through_a_link_is_a_solution(tmp_path):
     (solutions / "p1.py").symlink_to(real)
     plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
     assert [s.name for s in plan.samples] == ["p1.py"] and plan.faults == {}
+
+
+@pytest.mark.parametrize("format", ["jsonl", "kernelbench", "parquet"])
+def test_export_to_a_path_that_cannot_be_written_is_a_usage_error(cli, tmp_path, format):
+    problems, solutions = setup_run(tmp_path)
+    assert cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu").exit_code == 0
+    pytest.importorskip("pyarrow") if format == "parquet" else None
+    for target in (tmp_path / "no" / "such" / "folder" / "out", tmp_path):  # a missing folder, a directory
+        done = CliRunner().invoke(app, ["export", "r", "--format", format, "-o", str(target)])
+        assert done.exit_code == 2, done.output
+        assert f"error: cannot write {target}" in done.output and done.exception.__class__ is SystemExit
+
+
+def test_evaluate_many_takes_one_device_and_refuses_unknown_options_at_the_call(monkeypatch):
+    import kbench
+    import kbench.judge.executor as executor
+    from conftest import PROBLEM
+    from run_fixtures import make_verdict
+
+    seen = []
+    monkeypatch.setattr(executor, "evaluate", lambda problem, solution, device, **options: seen.append(
+        (device, options)) or make_verdict(problem.id, "correct", 1.0))
+    solution = kbench.Solution(source="# fake: correct 1.0\nclass ModelNew: pass\n")
+    verdicts = dict(kbench.evaluate_many([(PROBLEM, solution), (PROBLEM, solution)], device="cpu", trials=1))
+    assert [v.status for v in verdicts.values()] == ["correct", "correct"]
+    assert seen == [("cpu", {"trials": 1})] * 2
+    assert dict(kbench.evaluate_many([(PROBLEM, solution)], "cpu", trials=1))[0].status == "correct"  # devices="cpu"
+    with pytest.raises(TypeError, match="evaluate\\(\\) does not take: dtypes"):
+        kbench.evaluate_many([(PROBLEM, solution)], device="cpu", dtypes="bfloat16")  # refused before iterating
+    with pytest.raises(TypeError, match="devices=\\[...\\] or device=..., not both"):
+        kbench.evaluate_many([(PROBLEM, solution)], ["cpu"], device="cpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        kbench.evaluate_many([(PROBLEM, solution)], device="tpu")
+    assert len(seen) == 3
+
+
+def test_source_text_given_as_a_path_says_how_to_pass_it():
+    import kbench
+
+    source = "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    with pytest.raises(kbench.SolutionError, match=r"source code, not a path.*kbench.Solution\(source=text\)"):
+        kbench.evaluate("level1/relu", source, device="cpu")
+    with pytest.raises(kbench.SolutionError, match="source code, not a path"):
+        kbench.evaluate_many([("level1/relu", source * 500)])
+    with pytest.raises(kbench.ProblemError, match="source code, not a suite id or a path"):
+        kbench.find_problem("import torch\nclass Model(torch.nn.Module):\n    pass\n" * 200)

@@ -19,14 +19,25 @@ SUITE_DIR = Path(__file__).parent
 
 
 def find_problem(id_or_path: str | Path) -> Problem:
-    """A problem by suite id or by file path; ProblemError if it is neither."""
+    """A problem by suite id or by file path; ProblemError if it is neither (or is
+    a problem's source text given where its path was expected)."""
+    if isinstance(id_or_path, str) and ("\n" in id_or_path or "class Model" in id_or_path):
+        raise ProblemError(f"problem {id_or_path.strip()[:60]!r}...: this is source code, not a suite id or a path; "
+                           "write it to a file and pass the file's path")
     path = Path(id_or_path)
-    if path.is_file():
+    if _is_file(path):
         return load_problem(path)
     suite_path = SUITE_DIR / f"{id_or_path}.py"
-    if str(id_or_path).strip() and suite_path.is_file():
+    if str(id_or_path).strip() and _is_file(suite_path):
         return load_problem(suite_path, problem_id=str(id_or_path))
     raise ProblemError(f"no problem file or suite id {str(id_or_path)!r}")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long to be a path
+        return False
 
 
 def suite_problems(level: int | None = None) -> list[Problem]:
