@@ -114,3 +114,62 @@ def test_source_text_given_as_a_path_says_how_to_pass_it():
         kbench.evaluate_many([("level1/relu", source * 500)])
     with pytest.raises(kbench.ProblemError, match="source code, not a suite id or a path"):
         kbench.find_problem("import torch\nclass Model(torch.nn.Module):\n    pass\n" * 200)
+
+
+class FailingJudge(FakeJudge):
+    """A judge that fails outside the candidate (a lost machine) for the problems named."""
+
+    def __init__(self, failing):
+        super().__init__()
+        self.failing = failing
+
+    def __call__(self, problem, solution, device, **kwargs):
+        if problem.id in self.failing:
+            self.calls.append((problem.id, solution.path.name))
+            raise RuntimeError("the GPU fell off the bus")
+        return super().__call__(problem, solution, device, **kwargs)
+
+
+def test_fail_on_error_stops_the_run_at_the_nth_failure_outside_the_candidates(cli, tmp_path, monkeypatch):
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2", "p3", "p4"])
+    monkeypatch.setattr(cli_runs, "evaluate", FailingJudge({"level1/p1", "level1/p3", "level1/p4"}))
+    done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu", "--fail-on-error", "2")
+    assert done.exit_code == 1, done.output
+    assert "stopped (--fail-on-error 2): 2 failures outside the candidates (infra_error 2)" in done.output
+    assert "the last, level1/p3 #0: Traceback" in done.output and "resume with `kbench run --run r" in done.output
+    with Store(tmp_path / "kbench.db") as store:
+        assert {e.problem_id: e.status for e in store.evaluations("r")} == {
+            "level1/p1": "infra_error", "level1/p2": "correct", "level1/p3": "infra_error"}  # p4 never started
+    monkeypatch.setattr(cli_runs, "evaluate", FakeJudge())
+    resumed = cli("run", "--run", "r", "--fail-on-error", "2")  # not a setting of the run: resumes with any
+    assert resumed.exit_code == 0, resumed.output
+    with Store(tmp_path / "kbench.db") as store:
+        assert {e.status for e in store.evaluations("r")} == {"correct"}
+    assert cli("run", "--run", "s", "-s", solutions, "-p", problems, "--fail-on-error", "0").exit_code == 2
+
+
+def test_a_run_where_every_sample_failed_outside_the_candidates_exits_1(cli, tmp_path, monkeypatch):
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2"], marks={"p1": "correct 1.0"})
+    monkeypatch.setattr(cli_runs, "evaluate", FailingJudge({"level1/p1"}))
+    done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu")
+    assert done.exit_code == 1 and "nothing was judged: every sample failed outside the candidates (infra_error 1)" \
+        in done.output
+    monkeypatch.setattr(cli_runs, "evaluate", FakeJudge())
+    assert cli("run", "--run", "r").exit_code == 0  # judged now: p1 correct, p2 missing
+
+
+def test_a_model_run_whose_every_request_failed_exits_1_without_claiming_a_solution(cli, serve, tmp_path,
+                                                                                   monkeypatch):
+    from model_server import Answer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-test\n")
+    problems = problem_dir(tmp_path / "problems", ["p1"])
+    server = serve(lambda seen, n: Answer("overloaded", status=503))
+    done = cli("run", "--run", "m", "--model", "openai/test-model", "--base-url", server.url, "-p", problems,
+               "--device", "cpu", "--max-retries", "0")
+    assert done.exit_code == 1, done.output
+    assert "coverage: 0 of 1 problems with a solution" in done.output and "1 of 1 problems" not in done.output
+    assert "nothing was judged: every sample failed outside the candidates (generation_error 1)" in done.output
+    assert cli.judge.calls == []
+    assert "generation_error" in cli("score", "m").output and cli("score", "m").exit_code == 0

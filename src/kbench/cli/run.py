@@ -6,21 +6,24 @@ import json
 import re
 import signal
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
 import typer
+from rich.markup import escape
 
 from kbench import judge
 from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
-from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
-from kbench.cli.progress import BarProgress, PlainProgress
+from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, split_names, usage_errors
+from kbench.cli.progress import BarProgress, ErrorLimit, PlainProgress, QuietProgress, TooManyFailures
 from kbench.cli.scores import print_score, score_document
+from kbench.cli.verdicts import one_line
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
@@ -28,7 +31,7 @@ from kbench.judge.timing import TimingSettings, check_settings
 from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
-from kbench.runs.records import finite
+from kbench.runs.records import RETRIED_STATUSES, finite
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
@@ -122,7 +125,15 @@ def run_command(
         None, "--rejudge", metavar="STATUS[,STATUS]", help="Judge again, in a new session of the stored run, its "
         "samples whose verdict has one of these statuses (e.g. rejected after a judge defect): the stored solutions, "
         "never a model; earlier verdicts are kept (kbench show)."),
-    plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Show the run's progress on "
+                                            "stderr: a bar on a terminal, a line per evaluation off one (--plain); "
+                                            "--no-progress shows only the score at the end [default: progress]."),
+    plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs, never a bar (the default "
+                               "off a terminal)."),
+    fail_on_error: Optional[int] = typer.Option(
+        None, "--fail-on-error", min=1, metavar="N", help="Stop the run (exit 1) at its Nth failure outside the "
+        "candidates (infra_error, generation_error, problem_error): a lost machine or a failing endpoint; what "
+        "finished is kept, and the same command resumes [default: never stop]."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
                                  "`kbench score --json`); progress goes to stderr."),
 ) -> None:
@@ -154,7 +165,8 @@ def run_command(
             config = rejudge_run.rejudge_config(stored_config, selected, **settings)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
-                store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread))
+                store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread),
+                progress=progress, fail_on_error=fail_on_error)
             return
         spec = providers.parse_model(model) if model else None
         if spec is not None and solutions is not None:
@@ -176,7 +188,8 @@ def run_command(
             _warn_unclaimed(config, plan)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
-                store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread))
+                store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread),
+                progress=progress, fail_on_error=fail_on_error)
             return
         if build_jobs or executor != "local" or address is not None:
             raise UsageError("--build-jobs, --executor and --address are for runs of files (--solutions); a "
@@ -196,7 +209,7 @@ def run_command(
         try:
             _execute(run, db, plain, as_json, lambda store, listener: agent.execute(
                 store, run, config, plan, the_agent, evaluate=evaluate, listener=listener, devices=devices),
-                show_turns=config.turns > 1)
+                show_turns=config.turns > 1, progress=progress, fail_on_error=fail_on_error)
         finally:
             the_agent.provider.close()
 
@@ -215,23 +228,32 @@ def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
         )
 
 
-def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: bool = False) -> None:
-    """Run ``work(store, listener)`` with progress shown, Ctrl-C and SIGTERM stopping it
-    cleanly, and the score printed at the end (as JSON on stdout, with the progress
-    on stderr, for ``--json``)."""
+def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: bool = False, *,
+             progress: bool | None = None, fail_on_error: int | None = None) -> None:
+    """Run ``work(store, listener)`` with progress shown (a bar on a terminal, lines off
+    one or when ``plain``, nothing with ``progress`` False), Ctrl-C and SIGTERM stopping it
+    cleanly, the ``fail_on_error``-th failure outside the candidates stopping it (exit 1),
+    and the score printed at the end (as JSON on stdout, with the progress on stderr, for
+    ``--json``). Exit 1 too when nothing of the run was judged because everything failed
+    outside the candidates (every request to a model, say)."""
     shown = make_console(stderr=True) if as_json else console
+    errors = make_console(stderr=True)
     with Store(db) as store:
-        progress = PlainProgress if plain or not shown.is_terminal else BarProgress
-        listener = progress(shown, show_turns=show_turns)
+        display = QuietProgress if progress is False else PlainProgress if plain or not shown.is_terminal else BarProgress
+        listener = display(shown, show_turns=show_turns)
         try:
             with _sigterm_interrupts():
-                work(store, listener)
+                work(store, ErrorLimit(listener, fail_on_error) if fail_on_error else listener)
         except KeyboardInterrupt:
             listener.close()
-            make_console(stderr=True).print(
-                f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
-            )
+            errors.print(f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`")
             raise typer.Exit(code=130) from None
+        except TooManyFailures as stopped:
+            listener.close()
+            errors.print(f"[red]stopped[/red] (--fail-on-error {fail_on_error}): {escape(str(stopped))}\n"
+                         f"finished verdicts are stored; resume with `kbench run --run {run} --db {db}`",
+                         highlight=False, soft_wrap=True)
+            raise typer.Exit(code=1) from None
         except BaseException:
             listener.close()
             raise
@@ -242,6 +264,12 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
         typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))
     else:
         print_score(console, data, result)
+    failed = [e for e in data.evaluations if e.status in RETRIED_STATUSES]
+    if failed and all(e.status in RETRIED_STATUSES or e.status == "missing" for e in data.evaluations):
+        errors.print(f"[red]nothing was judged:[/red] every sample failed outside the candidates "
+                     f"({counts_text(Counter(e.status for e in failed))}); the first: {escape(one_line(failed[0].reason))}",
+                     highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1)
 
 
 @dataclass(frozen=True)

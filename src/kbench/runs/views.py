@@ -122,7 +122,7 @@ def summarize(data: RunData) -> RunSummary:
         sessions=len(data.sessions),
         sandboxed=config.sandbox,
         problems=len(data.problems),
-        with_solution=len(solved),
+        with_solution=len({s.problem_id for s in data.samples if s.sha256}),  # not a request that failed
         samples=len(with_solution),
         evaluated=sum(r.status != PENDING for r in with_solution),
         correct=sum(r.status == "correct" for r in rows),
