@@ -173,3 +173,115 @@ def test_a_model_run_whose_every_request_failed_exits_1_without_claiming_a_solut
     assert "nothing was judged: every sample failed outside the candidates (generation_error 1)" in done.output
     assert cli.judge.calls == []
     assert "generation_error" in cli("score", "m").output and cli("score", "m").exit_code == 0
+
+
+def kernelbench_folder(root):
+    """A folder laid out as KernelBench's problems: level1/<P>_<Name>.py, level2/..."""
+    for level, names in ((1, ["19_ReLU", "2_Matmul", "10_Conv"]), (2, ["1_Conv_ReLU"])):
+        problem_dir(root, names, level=level)
+    return root
+
+
+def test_kernelbench_numbers_name_its_problems(tmp_path, monkeypatch):
+    from kbench.suite import find_problem
+
+    kb = kernelbench_folder(tmp_path / "KernelBench")
+    ids = lambda *items: [p.id for p in runner.select_problems([str(item) for item in items])]  # noqa: E731
+    assert ids(kb / "level1" / "19") == ["level1/19_ReLU"]
+    assert ids(kb / "level_1_problem_2", kb / "level2" / "01") == ["level1/2_Matmul", "level2/1_Conv_ReLU"]
+    assert ids(kb) == ["level1/2_Matmul", "level1/10_Conv", "level1/19_ReLU", "level2/1_Conv_ReLU"]
+    assert ids(kb / "level1") == ids(kb / "level1" / "2", kb / "level1" / "10", kb / "level1" / "19")  # same ids
+    assert find_problem(kb / "level1" / "19").id == "level1/19_ReLU"
+    assert find_problem(str(kb / "level1" / "19")).level == 1
+    for nothing in (kb / "level1" / "7", kb / "level_3_problem_1", kb / "level1" / "x19"):
+        with pytest.raises(Exception, match="no problem file or suite id"):
+            runner.select_problems([str(nothing)])
+    monkeypatch.chdir(kb)  # a relative reference is kept absolute, so that a run resumes from anywhere
+    assert runner.normalise_selection(["level1/19"]) == (str(kb / "level1" / "19"),)
+    assert runner.normalise_selection(["level1"]) == (str(kb / "level1"),)
+
+
+def test_show_takes_kernelbench_numbers_and_the_export_is_in_number_order(cli, tmp_path):
+    kb = kernelbench_folder(tmp_path / "KernelBench")
+    solutions = tmp_path / "runs" / "mine"
+    for problem, mark in ((19, "correct 2.0"), (2, "incorrect"), (10, "correct 0.5")):
+        fake_solution(solutions / f"level_1_problem_{problem}_sample_0_kernel.py", mark)
+    selection = ",".join(str(kb / "level1" / str(n)) for n in (19, 2, 10))  # not in number order
+    assert cli("run", "--run", "r", "-s", solutions, "-p", selection, "--device", "cpu").exit_code == 0
+    for query in ("level1/19", "level_1_problem_19", "level1/19_ReLU"):
+        shown = cli("show", "r", query)
+        assert shown.exit_code == 0 and shown.output.startswith("level1/19_ReLU (19_ReLU, level 1)"), shown.output
+    assert cli("export", "r", "--format", "kernelbench", "-o", "eval_results.json").exit_code == 0
+    results = json.loads((tmp_path / "eval_results.json").read_text())
+    assert list(results) == ["2", "10", "19"]
+    # As KernelBench's scripts/benchmark_eval_analysis.py reads it: sample 0 of each problem, paired by
+    # position with its baseline file (results/timing/<hardware>/<baseline>.json), which lists a level's
+    # problems in number order.
+    baseline = {"level1": {"2_Matmul.py": {"mean": 1.0}, "10_Conv.py": {"mean": 1.0}, "19_ReLU.py": {"mean": 1.0}}}
+    samples = [next(s for s in entries if s["sample_id"] == 0) for entries in results.values()]
+    speedups = [b["mean"] / s["runtime"] if s["correctness"] else 0.0
+                for s, b in zip(samples, baseline["level1"].values())]
+    assert speedups == [0.0, pytest.approx(0.5), pytest.approx(2.0)]
+    assert [s["metadata"]["kbench_problem"] for s in samples] == ["level1/2_Matmul", "level1/10_Conv",
+                                                                  "level1/19_ReLU"]
+
+
+class RecordingJudge(FakeJudge):
+    def __call__(self, problem, solution, device, **kwargs):
+        self.problem = problem
+        return super().__call__(problem, solution, device, **kwargs)
+
+
+def test_a_kernelbench_precision_casts_every_problem_and_is_kept_apart(cli, tmp_path, monkeypatch):
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2"])
+    (problems / "p2.py").write_text('KBENCH_DTYPES = ("float32", "bfloat16")\nKBENCH_DTYPE_SIZES = {"bfloat16": '
+                                    '{"batch_size": 64}}\nKBENCH_TOLERANCE = {"bfloat16": {"atol": 0.05}}\n'
+                                    + (problems / "p2.py").read_text())
+    judge = RecordingJudge()
+    monkeypatch.setattr(cli_runs, "evaluate", judge)
+    done = cli("run", "--run", "kb", "-s", solutions, "-p", problems, "--device", "cpu", "--precision", "bf16")
+    assert done.exit_code == 0, done.output
+    assert [c[0] for c in judge.calls] == ["level1/p1", "level1/p2"] and judge.dtype == "bfloat16"
+    # judged as KernelBench does: any problem, at the file's sizes, tolerance 1e-2 (not its own variant's)
+    assert (judge.problem.dtypes, judge.problem.dtype_sizes) == (("bfloat16",), {})
+    assert judge.problem.tolerance == {"bfloat16": {"atol": 1e-2, "rtol": 1e-2}}
+    with Store(tmp_path / "kbench.db") as store:
+        config = store.run("kb").config
+        assert (config.precision, config.dtype) == ("bf16", "bfloat16")
+        assert store.sessions("kb")[0].manifest.config.precision == "bf16"
+    assert cli("run", "--run", "kb").exit_code == 0  # resumed as stored
+    refused = cli("run", "--run", "kb", "--dtype", "bfloat16")
+    assert refused.exit_code == 2 and "precision: stored 'bf16', now None" in refused.output
+    both = cli("run", "--run", "x", "-s", solutions, "-p", problems, "--precision", "bf16", "--dtype", "bfloat16")
+    assert both.exit_code == 2 and "give one of them" in both.output
+    assert cli("run", "--run", "x", "-s", solutions, "-p", problems, "--precision", "fp8").exit_code == 2
+
+    own = cli("run", "--run", "own", "-s", solutions, "-p", problems, "--device", "cpu", "--dtype", "bfloat16")
+    assert own.exit_code == 0 and "no bfloat16 variant" in own.output  # p1 has none: left out
+    assert cli("run", "--run", "fp32", "-s", solutions, "-p", problems, "--device", "cpu").exit_code == 0
+    for other in ("own", "fp32"):
+        compared = cli("compare", "kb", other)
+        assert compared.exit_code == 2 and 'precision: A "bf16" | B null' in compared.output, compared.output
+    assert cli("compare", "kb", "kb").exit_code == 0
+
+
+def test_a_precision_has_baseline_cache_keys_of_its_own(tmp_path):
+    """A compiled column cached for a problem's bf16 variant (at its KBENCH_DTYPE_SIZES) is not
+    the same measurement as the problem cast to bf16 at its written sizes (--precision bf16)."""
+    from kbench.judge.baselines import Environment, cache_key
+    from kbench.judge.reference import ReferenceSide
+    from kbench.judge.timing import TimingSettings
+    from kbench.suite import kernelbench
+    from kbench.suite.problem import load_problem
+
+    path = problem_dir(tmp_path, ["p"]) / "p.py"
+    path.write_text('KBENCH_DTYPES = ("float32", "bfloat16")\nKBENCH_DTYPE_SIZES = {"bfloat16": {"batch_size": 64}}\n'
+                    + path.read_text())
+    problem = load_problem(path)
+    side = lambda p, dtype: ReferenceSide(p, "cpu", "default", dtype, TimingSettings(), 0)  # noqa: E731
+    assert side(problem, "float32").cache_sizes() is None  # float32 keys as they always were
+    assert side(problem, "bfloat16").cache_sizes() == {"batch_size": 64}
+    assert side(kernelbench.at_precision(problem, "bf16"), "bfloat16").cache_sizes() == {}
+    env = Environment(device_name="cpu", driver=None, versions={}, settings={}, timing={})
+    keys = {cache_key("abc", "default", "bfloat16", "compile", env, sizes) for sizes in ({}, {"batch_size": 64}, None)}
+    assert len(keys) == 3

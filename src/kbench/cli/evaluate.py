@@ -22,11 +22,14 @@ from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.judge.timing import TimingSettings, check_settings
-from kbench.suite import SUITE_DIR, find_problem
-from kbench.suite.problem import ProblemError, resolve_size
+from kbench.suite import SUITE_DIR, find_problem, kernelbench
+from kbench.suite.kernelbench import PRECISIONS
+from kbench.suite.problem import DTYPES, Problem, ProblemError, resolve_size
 
 CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of many small kernel launches."
 EXAMPLES_DIR = SUITE_DIR / "examples"
+PRECISION_HELP = ("Cast the problem as KernelBench does: floating-point inputs and weights in fp16 or bf16, at the "
+                  "file's sizes, tolerance 1e-2 (not its own --dtype variant).")
 PROGRESS_HELP = "Show the step the judge is at, with the time elapsed, on stderr [default: on a terminal]."
 console = make_console()
 
@@ -59,7 +62,9 @@ def eval_command(
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
     policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: lenient (integrity rules "
                                 "reject, style rules flag), strict (style rules reject too) or off."),
-    dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
+    dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problem's variant in this dtype "
+                                        "(its KBENCH_DTYPES) [default: float32]."),
+    precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
     baseline: Optional[List[str]] = typer.Option(
         None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
     ),
@@ -74,7 +79,7 @@ def eval_command(
     try:
         resolve_size(size, dev)
         check_policy(policy)
-        prob = find_problem(problem)
+        prob, dtype = _cast(find_problem(problem), dtype, precision)
         sol = Solution.from_file(solution)
         with _progress(progress, prob.id) as shown:
             verdict = evaluate(
@@ -100,7 +105,9 @@ def baseline_command(
     ),
     device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
     size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
-    dtype: str = typer.Option("float32", help="The problems' variant in this dtype."),
+    dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problems' variant in this dtype "
+                                        "[default: float32]."),
+    precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
     cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -112,6 +119,9 @@ def baseline_command(
         columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
         settings = check_settings(TimingSettings(cuda_graph=cuda_graph), dev)
         chosen = [find_problem(p) for p in problems]
+        if chosen:
+            casts = [_cast(p, dtype, precision) for p in chosen]
+            chosen, dtype = [p for p, _ in casts], casts[0][1]
     except (ProblemError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
     results = {}
@@ -135,6 +145,16 @@ def baseline_command(
         typer.echo(json.dumps(results, indent=2))
     else:
         console.print(table)
+
+
+def _cast(problem: Problem, dtype: str | None, precision: str | None) -> tuple[Problem, str]:
+    """The problem as judged, and its dtype: its own variant in ``dtype``, or cast as
+    KernelBench does at ``precision`` (kbench.suite.kernelbench); ValueError for both."""
+    if precision is None:
+        return problem, dtype or "float32"
+    if dtype is not None:
+        raise ValueError("--precision casts the problem as KernelBench does; --dtype judges its own variant: give one")
+    return kernelbench.at_precision(problem, precision), PRECISIONS[precision]
 
 
 def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str:

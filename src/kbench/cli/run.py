@@ -35,6 +35,8 @@ from kbench.runs.records import RETRIED_STATUSES, finite
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
+from kbench.suite import kernelbench
+from kbench.suite.kernelbench import PRECISIONS
 from kbench.suite.problem import DTYPES, resolve_size
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -105,8 +107,12 @@ def run_command(
                                               "replays (docs/timing.md) [default: no]."),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
                                            "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
-    dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES): float32 or "
-                                        "bfloat16; problems without it are left out [default: float32]."),
+    dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES); problems "
+                                        "without it are left out [default: float32].", metavar="|".join(DTYPES)),
+    precision: Optional[str] = typer.Option(
+        None, metavar="|".join(PRECISIONS), help="Judge every problem cast as KernelBench does: floating-point inputs "
+        "and weights in fp16 or bf16, at the file's sizes, tolerance 1e-2 (not a problem's own --dtype variant; "
+        "recorded with the run, which compare keeps apart)."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
                                         "part of the run's settings."),
     gpus: Optional[str] = typer.Option(
@@ -151,7 +157,8 @@ def run_command(
                 stored = store.run(run)
         stored_config = stored.config if stored else None
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
-                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                      precision=precision)
         if rejudge is not None:
             given = {"--model": model, "--solutions": solutions, "--problems": problems, "--samples": samples,
                      "--turns": turns}
@@ -161,7 +168,7 @@ def run_command(
                 raise UsageError(f"no run named {run!r} in {db} to re-judge")
             statuses = rejudge_run.parse_statuses(rejudge)
             settings = _judge_settings(stored_config, **judged)
-            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"])
+            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"], settings["precision"])
             config = rejudge_run.rejudge_config(stored_config, selected, **settings)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
@@ -346,7 +353,7 @@ def request_options(given: list[str] | None) -> dict[str, Any]:
 
 
 def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype, limit):
+                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype, limit, precision):
     """The config, plan and agent of a run that asks a model, from the options and,
     for those left out, the stored run (or the defaults)."""
     if stored is None and not problems:
@@ -354,7 +361,8 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
     old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
     selection = tuple(problems) if problems else stored.selection
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                             precision=precision)
     target = options.target or (old.target if old else agent.DEFAULT_TARGET)
     if target not in ("triton", "cuda"):
         raise UsageError(f"--target {target!r}: choose triton or cuda")
@@ -378,7 +386,8 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         provider = command_agent.CommandProvider(
             spec.name,
             judge=command_agent.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
-                                          judged["policy"], judged["cuda_graph"], judged["sandbox"], judged["dtype"]),
+                                          judged["policy"], judged["cuda_graph"], judged["sandbox"], judged["dtype"],
+                                          judged["precision"]),
             time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
             version=options.agent_version or stored_agent.get("version"),
             access=_agent_access(options.agent_access, stored_agent),
@@ -403,7 +412,8 @@ def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, proble
         price = price_for(spec.provider, spec.name, table)
     the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
                             price=price)
-    plan = runner.plan_generated(_runnable(selection, judged["dtype"], judged["limit"]), samples, str(provider.spec))
+    plan = runner.plan_generated(_runnable(selection, judged["dtype"], judged["limit"], judged["precision"]), samples,
+                                 str(provider.spec))
     config = runner.generated_config(
         plan,
         selection=selection,
@@ -429,23 +439,35 @@ def _agent_access(given: tuple[bool | None, bool | None, list[str] | None],
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype, limit):
+                     cuda_graph, sandbox, dtype, limit, precision):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
-    plan = runner.plan_replay(_runnable(selection, judged["dtype"], judged["limit"]), solutions_dir)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                             precision=precision)
+    plan = runner.plan_replay(_runnable(selection, judged["dtype"], judged["limit"], judged["precision"]), solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype, limit) -> dict[str, Any]:
+                    sandbox, dtype, limit, precision) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
-    the device and size resolved, CUDA-graph timing only on a CUDA device."""
+    the device and size resolved, CUDA-graph timing only on a CUDA device. A
+    KernelBench precision judges in its dtype; with --dtype given, none is taken
+    from the stored run (so that a run of the other kind is refused, not mixed)."""
+    if precision is not None and dtype is not None:
+        raise UsageError("--precision casts every problem as KernelBench does; --dtype judges a problem's own "
+                         "variant: give one of them")
+    if precision is None and dtype is None and stored is not None:
+        precision = stored.precision
+    if precision is not None:
+        if precision not in PRECISIONS:
+            raise UsageError(f"--precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+        dtype = PRECISIONS[precision]
     device = resolve_device(device if device is not None else stored.device if stored else None)
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
     check_settings(TimingSettings(cuda_graph=cuda_graph), device)
@@ -460,6 +482,7 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
         "limit": limit if limit is not None else stored.limit if stored else None,
+        "precision": precision,
     }
 
 
@@ -469,10 +492,14 @@ def _check_dtype(dtype: str) -> str:
     return dtype
 
 
-def _runnable(selection, dtype: str, limit: int | None = None) -> list:
+def _runnable(selection, dtype: str, limit: int | None = None, precision: str | None = None) -> list:
     """The selected problems this Python can run in ``dtype`` (the first ``limit``
-    of them); the others are named on stderr and left out."""
-    problems, skipped = runner.runnable(runner.select_problems(selection), dtype)
+    of them), each cast as KernelBench does at a ``precision``; the others are named
+    on stderr and left out."""
+    selected = runner.select_problems(selection)
+    if precision is not None:
+        selected = [kernelbench.at_precision(problem, precision) for problem in selected]
+    problems, skipped = runner.runnable(selected, dtype)
     if skipped:
         reasons = sorted(set(skipped.values()))
         hint = f"; for level 4: {install_hint('transformers', 'level4')}" if any(

@@ -329,7 +329,8 @@ class ReferenceSide:
                 for column in self.columns:
                     if column == "eager":
                         continue
-                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment,
+                                                 self.cache_sizes())
                     if hit:
                         found[column] = hit
                     if not_used:
@@ -340,13 +341,18 @@ class ReferenceSide:
             return {}
         return found
 
+    def cache_sizes(self) -> dict[str, Any] | None:
+        """The sizes in a cache entry's key: in another dtype than float32 the same file
+        runs at its variant's sizes or as written (a KernelBench precision)."""
+        return None if self.dtype == "float32" else self.problem.size_constants(self.size, self.dtype)
+
     def store(self, column: str, measured: Timing, eager: Timing) -> None:
         """A compiled column just measured, into the cache (where there is one)."""
         if self.cache is None:
             return
         environment = self.environment()
         entry = CachedBaseline(
-            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
+            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment, self.cache_sizes()),
             problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
             runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
             environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

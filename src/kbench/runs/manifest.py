@@ -86,6 +86,9 @@ class RunConfig:
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
     dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
     limit: int | None = None  # only the selection's first N problems (kbench run --limit: a smoke run)
+    # KernelBench's cast of every problem (fp16, bf16: kbench.suite.kernelbench), ``dtype`` then the one it casts
+    # to; None: each problem's own variant in ``dtype`` (KBENCH_DTYPES). Runs of the two are never compared.
+    precision: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

@@ -37,7 +37,7 @@ from kbench.judge.timing import TimingSettings
 from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
 from kbench.runs.store import Store
-from kbench.suite import find_problem, suite_problems
+from kbench.suite import find_problem, kernelbench, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
 
 # The baseline columns of a run that names none (kbench.judge.baselines), by device type. On a
@@ -99,24 +99,37 @@ def natural_key(text: str) -> list[int | str]:
 
 
 def normalise_selection(selection: Sequence[str]) -> tuple[str, ...]:
-    """Items split at commas, and paths made absolute, so a run resumes from any directory."""
+    """Items split at commas, and paths made absolute (KernelBench's ``DIR/level1/19`` too), so
+    a run resumes from any directory."""
     items = (part.strip() for entry in selection for part in entry.split(","))
-    return tuple(str(Path(item).resolve()) if Path(item).exists() else item for item in items if item)
+    return tuple(_absolute(item) for item in items if item)
+
+
+def _absolute(item: str) -> str:
+    path = Path(item)
+    if path.exists():
+        return str(path.resolve())
+    if kernelbench.find_file(item):
+        return str(path.parent.resolve() / path.name)
+    return item
 
 
 def select_problems(selection: Sequence[str]) -> list[Problem]:
     """Problems named by a selection: items (comma-separated or repeated) that are each a
-    level of the bundled suite (``level1``), a suite id or problem file, or a directory
-    of problem files. A path that exists wins over a level of the same name."""
+    level of the bundled suite (``level1``), a suite id or problem file, a directory of
+    problem files, a folder of KernelBench's level folders (every level), or KernelBench's
+    numbers in one (``DIR/level1/19``, ``DIR/level_1_problem_19``). A path that exists
+    wins over a level of the same name."""
     chosen: dict[str, Problem] = {}
     for item in normalise_selection(selection):
         path = Path(item)
         level = LEVEL_SELECTION.fullmatch(item)
         if path.is_dir():
-            files = sorted(path.glob("*.py"), key=lambda p: natural_key(p.name))
+            folders = [path] if any(path.glob("*.py")) else kernelbench.level_folders(path)
+            files = [f for folder in folders for f in sorted(folder.glob("*.py"), key=lambda p: natural_key(p.name))]
             if not files:
-                raise RunError(f"problem directory {path} holds no .py files")
-            found = [load_problem(f, problem_id=f"{path.resolve().name}/{f.stem}") for f in files]
+                raise RunError(f"problem directory {path} holds no .py files (nor level folders of them)")
+            found = [load_problem(f, problem_id=f"{f.parent.resolve().name}/{f.stem}") for f in files]
         elif level and not path.exists():
             found = suite_problems(int(level.group(1)))
             if not found:
@@ -262,13 +275,14 @@ def generated_config(
     sandbox: bool = True,
     dtype: str = "float32",
     limit: int | None = None,
+    precision: str | None = None,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
-        generation=generation, limit=limit,
+        generation=generation, limit=limit, precision=precision,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -290,13 +304,14 @@ def run_config(
     sandbox: bool = True,
     dtype: str = "float32",
     limit: int | None = None,
+    precision: str | None = None,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
-        limit=limit,
+        limit=limit, precision=precision,
     )
 
 
