@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.audit import DEFAULT_TIMEOUT, FLAGS, audit_problems, broken_record
-from kbench.cli.common import make_console
+from kbench.cli.common import DEVICE, SIZE, HelpCommand, make_console
 from kbench.judge import resolve_device
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import DTYPES, Problem, ProblemError, load_problem, resolve_size
@@ -142,18 +142,19 @@ def _verdict_cell(record: dict[str, Any]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("audit")
+    @app.command("audit", cls=HelpCommand)
     def audit_command(
         problems: Optional[List[str]] = typer.Argument(
             None, help="Suite ids, problem files or directories of them [default: the whole suite]."
         ),
-        device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-        size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+        device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to audit [default: cuda if present, "
+                                             "else cpu]."),
+        size: str = typer.Option("auto", metavar=SIZE, help="The problems' sizes (auto: small on a CPU)."),
         timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per problem."),
         jobs: int = typer.Option(1, min=1, help="Problems audited at once, each in its own process (on a GPU they "
                                  "load side by side and check and time one at a time)."),
-        dtype: str = typer.Option("float32", help="Audit the problems' variants in this dtype (KBENCH_DTYPES); "
-                                  "problems without one are skipped."),
+        dtype: str = typer.Option("float32", metavar="|".join(DTYPES), help="Audit the problems' variants in this "
+                                  "dtype (KBENCH_DTYPES); problems without one are skipped."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of records."),
         records_file: Optional[Path] = typer.Option(
             None, "--records", dir_okay=False, help="A JSON-lines file each record is appended to as it finishes; "

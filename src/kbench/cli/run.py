@@ -19,7 +19,23 @@ from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.providers import Sampling
 from kbench.cli import model_run
-from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, split_names, usage_errors
+from kbench.cli.common import (
+    DB_OPTION,
+    EXECUTION,
+    JUDGE,
+    PROBLEMS,
+    SOLUTIONS,
+    STORE,
+    DEVICE,
+    POLICY,
+    SIZE,
+    HelpCommand,
+    UsageError,
+    counts_text,
+    make_console,
+    split_names,
+    usage_errors,
+)
 from kbench.cli.progress import BarProgress, ErrorLimit, PlainProgress, QuietProgress, TooManyFailures
 from kbench.cli.scores import print_score, score_document
 from kbench.cli.verdicts import one_line
@@ -44,103 +60,139 @@ console = make_console()
 evaluate = judge.evaluate
 
 def run_command(
-    run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it."),
+    run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it.",
+                            rich_help_panel=STORE),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR."
-    ),
-    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", help="Directory of solution files (replay/DIR)."),
+        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR.",
+        rich_help_panel=SOLUTIONS),
+    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", rich_help_panel=SOLUTIONS,
+                                             help="Directory of solution files (replay/DIR)."),
     problems: Optional[List[str]] = typer.Option(
-        None, "--problems", "-p", help="A level (level1), problem ids or files, or a directory; repeatable."
-    ),
-    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1]."),
+        None, "--problems", "-p", metavar="SELECTION", help="A level (level1), problem ids or files, a directory of "
+        "them, or KernelBench's numbers in its folder (DIR/level1/19); comma-separated or repeated.",
+        rich_help_panel=PROBLEMS),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", hidden=True),  # kbench eval's spelling
+    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1].",
+                                          rich_help_panel=SOLUTIONS),
     turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
-                                        "judge's feedback [default: 1]."),
-    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...)."),
+                                        "judge's feedback [default: 1].", rich_help_panel=SOLUTIONS),
+    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...).",
+                                           rich_help_panel=SOLUTIONS),
     template: Optional[str] = typer.Option(None, help=f"Prompt template: a built-in name or a file [default: "
-                                           f"{agent.DEFAULT_TEMPLATE}]."),
-    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine]."),
-    target: Optional[str] = typer.Option(None, help=f"triton or cuda [default: {agent.DEFAULT_TARGET}]."),
-    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's]."),
-    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's]."),
-    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's]."),
+                                           f"{agent.DEFAULT_TEMPLATE}].", rich_help_panel=SOLUTIONS),
+    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine].",
+                                                  rich_help_panel=SOLUTIONS),
+    target: Optional[str] = typer.Option(None, metavar="triton|cuda", help=f"The kernels asked for [default: "
+                                         f"{agent.DEFAULT_TARGET}].",
+                                         rich_help_panel=SOLUTIONS),
+    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's].",
+                                      rich_help_panel=SOLUTIONS),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's].",
+                                                rich_help_panel=SOLUTIONS),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's].",
+                                          rich_help_panel=SOLUTIONS),
     max_tokens: Optional[int] = typer.Option(None, min=1, help="Most tokens per reply [default: the server's; "
-                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic]."),
-    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai)."),
+                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic].",
+                                             rich_help_panel=SOLUTIONS),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai).",
+                                       rich_help_panel=SOLUTIONS),
     reasoning_effort: Optional[str] = typer.Option(
-        None, help="Reasoning effort of OpenAI's reasoning models (minimal, low, medium, high) [default: the server's]."),
+        None, help="Reasoning effort of OpenAI's reasoning models (minimal, low, medium, high) [default: the "
+        "server's].", rich_help_panel=SOLUTIONS),
     option: Optional[List[str]] = typer.Option(
         None, "--option", help="Another field of each request's body, KEY=VALUE (VALUE read as JSON where it is, "
         "e.g. thinking='{\"type\": \"enabled\", \"budget_tokens\": 4096}' for anthropic); repeatable; "
-        "kept with the run like every sampling setting."),
-    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once."),
+        "kept with the run like every sampling setting.", rich_help_panel=SOLUTIONS),
+    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once.",
+                                    rich_help_panel=SOLUTIONS),
     max_retries: int = typer.Option(providers.DEFAULT_MAX_RETRIES, min=0,
-                                    help="Retries of a request (backoff on 429, 5xx, timeouts)."),
-    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request."),
+                                    help="Retries of a request (backoff on 429, 5xx, timeouts).",
+                                    rich_help_panel=SOLUTIONS),
+    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request.",
+                                          rich_help_panel=SOLUTIONS),
     agent_time_limit: Optional[float] = typer.Option(
-        None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}]."
-    ),
-    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version]."),
+        None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}].",
+        rich_help_panel=SOLUTIONS),
+    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version].",
+                                                rich_help_panel=SOLUTIONS),
     # A command agent's sandbox (docs/agent.md): what it may reach beyond its workspace, kept with the run.
     agent_network: Optional[bool] = typer.Option(None, "--agent-network/--no-agent-network", help="Let a command "
                                                  "agent reach the network (one that calls a model's API needs it) "
-                                                 "[default: no]."),
+                                                 "[default: no].", rich_help_panel=SOLUTIONS),
     agent_gpu: Optional[bool] = typer.Option(None, "--agent-gpu/--no-agent-gpu", help="Let a command agent use the "
-                                             "GPU itself (its evaluate tool judges on it either way) [default: no]."),
+                                             "GPU itself (its evaluate tool judges on it either way) [default: no].",
+                                             rich_help_panel=SOLUTIONS),
     agent_env: Optional[List[str]] = typer.Option(None, help="Environment variables a command agent receives, by "
                                                   "name (an API key), comma-separated or repeated [default: none "
-                                                  "beyond PATH, LANG, CUDA_*, TRITON_*, ...]."),
-    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one."),
-    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins)."),
+                                                  "beyond PATH, LANG, CUDA_*, TRITON_*, ...].",
+                                                  rich_help_panel=SOLUTIONS),
+    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one.",
+                                          rich_help_panel=SOLUTIONS),
+    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins).",
+                                  rich_help_panel=SOLUTIONS),
     api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
-                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY]."),
+                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY].", rich_help_panel=SOLUTIONS),
     db: Path = DB_OPTION,
-    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-    baseline: Optional[List[str]] = typer.Option(None, help="Baseline columns, comma-separated or repeated "
-                                                 "(eager,compile,...) [default: eager,compile on a GPU, eager on a CPU]."),
-    size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
-    trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
-    timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
-    policy: Optional[str] = typer.Option(None, help="Guard policy: lenient (integrity rules reject, "
-                                          "style rules flag), strict (style rules reject too) or off [default: lenient]."),
+    device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to judge [default: cuda if present, "
+                                         "else cpu].",
+                                         rich_help_panel=JUDGE),
+    baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...", help="Baseline columns, comma-separated or repeated "
+                                                 "(eager,compile,...) [default: eager,compile on a GPU, eager on a "
+                                                 "CPU].", rich_help_panel=JUDGE),
+    size: Optional[str] = typer.Option(None, metavar=SIZE, help="The problems' sizes (auto: small on a CPU) "
+                                       "[default: auto].",
+                                       rich_help_panel=JUDGE),
+    trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}].",
+                                         rich_help_panel=JUDGE),
+    timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}].",
+                                            rich_help_panel=JUDGE),
+    policy: Optional[str] = typer.Option(None, metavar=POLICY, help="Guard policy: lenient (integrity rules reject, style rules "
+                                         "flag), strict (style rules reject too) or off [default: lenient].",
+                                         rich_help_panel=JUDGE),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
-                                              "replays (docs/timing.md) [default: no]."),
+                                              "replays (docs/timing.md) [default: no].", rich_help_panel=JUDGE),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
-                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
+                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: "
+                                           "sandbox].", rich_help_panel=JUDGE),
     dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES); problems "
-                                        "without it are left out [default: float32].", metavar="|".join(DTYPES)),
+                                        "without it are left out [default: float32].", metavar="|".join(DTYPES),
+                                        rich_help_panel=PROBLEMS),
     precision: Optional[str] = typer.Option(
         None, metavar="|".join(PRECISIONS), help="Judge every problem cast as KernelBench does: floating-point inputs "
         "and weights in fp16 or bf16, at the file's sizes, tolerance 1e-2 (not a problem's own --dtype variant; "
-        "recorded with the run, which compare keeps apart)."),
+        "recorded with the run, which compare keeps apart).", rich_help_panel=PROBLEMS),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
-                                        "part of the run's settings."),
+                                        "part of the run's settings.", rich_help_panel=PROBLEMS),
     gpus: Optional[str] = typer.Option(
-        None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
-        "Not part of the run's settings: a resumed run may use others."),
+        None, metavar="all|0,1,...", help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
+        "Not part of the run's settings: a resumed run may use others.", rich_help_panel=EXECUTION),
     build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
                                    "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
-                                   "[default: 0, each evaluation builds its own]."),
-    executor: str = typer.Option("local", help="local: this machine, one evaluation at a time per device (--gpus); "
+                                   "[default: 0, each evaluation builds its own].", rich_help_panel=EXECUTION),
+    executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS), help="local: this machine, one evaluation at a time per device (--gpus); "
                                  "ray: each evaluation a Ray task holding one GPU (one CPU for a CPU run), on a local "
                                  "Ray instance or the cluster at --address (pip install 'kbench[ray]'). Runs of files "
-                                 "only; not part of the run's settings, recorded in each session's manifest."),
-    address: Optional[str] = typer.Option(None, help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
-                                          "or ray://HOST:PORT) [default: start a local Ray instance]."),
+                                 "only; not part of the run's settings, recorded in each session's manifest.",
+                                 rich_help_panel=EXECUTION),
+    address: Optional[str] = typer.Option(None, metavar="ADDRESS", help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
+                                          "or ray://HOST:PORT) [default: start a local Ray instance].",
+                                          rich_help_panel=EXECUTION),
     rejudge: Optional[str] = typer.Option(
         None, "--rejudge", metavar="STATUS[,STATUS]", help="Judge again, in a new session of the stored run, its "
         "samples whose verdict has one of these statuses (e.g. rejected after a judge defect): the stored solutions, "
-        "never a model; earlier verdicts are kept (kbench show)."),
+        "never a model; earlier verdicts are kept (kbench show).", rich_help_panel=STORE),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Show the run's progress on "
                                             "stderr: a bar on a terminal, a line per evaluation off one (--plain); "
-                                            "--no-progress shows only the score at the end [default: progress]."),
+                                            "--no-progress shows only the score at the end [default: progress].",
+                                            rich_help_panel=EXECUTION),
     plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs, never a bar (the default "
-                               "off a terminal)."),
+                               "off a terminal).", rich_help_panel=EXECUTION),
     fail_on_error: Optional[int] = typer.Option(
         None, "--fail-on-error", min=1, metavar="N", help="Stop the run (exit 1) at its Nth failure outside the "
         "candidates (infra_error, generation_error, problem_error): a lost machine or a failing endpoint; what "
-        "finished is kept, and the same command resumes [default: never stop]."),
+        "finished is kept, and the same command resumes [default: never stop].", rich_help_panel=EXECUTION),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
-                                 "`kbench score --json`); progress goes to stderr."),
+                                 "`kbench score --json`); progress goes to stderr.", rich_help_panel=EXECUTION),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
     against a selection of problems, and store everything.
@@ -148,6 +200,7 @@ def run_command(
     Options left out when resuming are taken from the run as stored; options given must match it.
     """
     with usage_errors():
+        problems = [*(problems or []), *(problem or [])] or None
         if not RUN_NAME.fullmatch(run):
             raise UsageError(f"run name {run!r}: use letters, digits, '.', '_' and '-'")
         stored = None
@@ -205,7 +258,8 @@ def run_command(
         generation = model_run.Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
             target=target, gpu=gpu, concurrency=concurrency,
-            sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, model_run.request_options(option)),
+            sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort,
+                              model_run.request_options(option)),
             max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
             agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
             agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None),
@@ -214,8 +268,9 @@ def run_command(
             raise UsageError("a new run needs --problems")
         selection = tuple(problems) if problems else stored_config.selection
         settings = _judge_settings(stored_config, **judged)
-        config, plan, the_agent = model_run.generated_setup(stored_config, spec, selection, generation, settings, _runnable(
-            selection, settings["dtype"], settings["limit"], settings["precision"]))
+        chosen = _runnable(selection, settings["dtype"], settings["limit"], settings["precision"])
+        config, plan, the_agent = model_run.generated_setup(stored_config, spec, selection, generation, settings,
+                                                            chosen)
         devices = _devices(gpus, config.device)
         try:
             _execute(run, db, plain, as_json, lambda store, listener: agent.execute(
@@ -250,7 +305,8 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
     shown = make_console(stderr=True) if as_json else console
     errors = make_console(stderr=True)
     with Store(db) as store:
-        display = QuietProgress if progress is False else PlainProgress if plain or not shown.is_terminal else BarProgress
+        lines = plain or not shown.is_terminal
+        display = QuietProgress if progress is False else PlainProgress if lines else BarProgress
         listener = display(shown, show_turns=show_turns)
         try:
             with _sigterm_interrupts():
@@ -278,7 +334,8 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
     failed = [e for e in data.evaluations if e.status in RETRIED_STATUSES]
     if failed and all(e.status in RETRIED_STATUSES or e.status == "missing" for e in data.evaluations):
         errors.print(f"[red]nothing was judged:[/red] every sample failed outside the candidates "
-                     f"({counts_text(Counter(e.status for e in failed))}); the first: {escape(one_line(failed[0].reason))}",
+                     f"({counts_text(Counter(e.status for e in failed))}); the first: "
+                     f"{escape(one_line(failed[0].reason))}",
                      highlight=False, soft_wrap=True)
         raise typer.Exit(code=1)
 
@@ -329,7 +386,8 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
                              policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
                              precision=precision)
-    plan = runner.plan_replay(_runnable(selection, judged["dtype"], judged["limit"], judged["precision"]), solutions_dir)
+    chosen = _runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
+    plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
@@ -410,4 +468,4 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run_command)
+    app.command("run", cls=HelpCommand)(run_command)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, usage_errors
+from kbench.cli.common import DB_OPTION, HelpCommand, UsageError, counts_text, make_console, usage_errors
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches
@@ -295,7 +295,7 @@ def _speedup_change(flip: Flip, column: str) -> str:
 
 def export_command(
     run: str = typer.Argument(..., help="Run name."),
-    format: str = typer.Option("jsonl", "--format", "-f", help=f"One of {', '.join(export.FORMATS)}."),
+    format: str = typer.Option("jsonl", "--format", "-f", metavar="|".join(export.FORMATS), help="What to write."),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="File to write ('-': stdout) [default: RUN.jsonl, RUN.parquet, RUN.eval_results.json]."
     ),
@@ -328,6 +328,6 @@ def export_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("score")(score_command)
-    app.command("compare")(compare_command)
-    app.command("export")(export_command)
+    app.command("score", cls=HelpCommand)(score_command)
+    app.command("compare", cls=HelpCommand)(compare_command)
+    app.command("export", cls=HelpCommand)(export_command)
