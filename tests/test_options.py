@@ -101,7 +101,8 @@ def test_run_help_is_in_sections_and_old_spellings_still_work(tmp_path, monkeypa
     done = CliRunner().invoke(app, ["run", "--run", "r", "--problem", str(problems), "-s", str(tmp_path / "solutions"),
                                     "--device", "cpu", "--plain", "--no-cuda-graph"])
     assert done.exit_code == 0 and "1 to evaluate" in done.output, done.output
-    eval_spelling = CliRunner().invoke(app, ["eval", str(tmp_path / "solutions" / "p1.py"), "--problems", "level1/nope"])
+    solution = str(tmp_path / "solutions" / "p1.py")
+    eval_spelling = CliRunner().invoke(app, ["eval", solution, "--problems", "level1/nope"])
     assert eval_spelling.exit_code == 2 and "no problem file or suite id 'level1/nope'" in eval_spelling.output
     for level in ("1", "level1"):
         listed = CliRunner().invoke(app, ["problems", "list", "--level", level, "--json"])

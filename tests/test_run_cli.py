@@ -58,7 +58,8 @@ def test_solution_entries_that_are_no_file_are_named_for_what_they_are(cli, tmp_
     with Store(tmp_path / "kbench.db") as store:
         reasons = {e.problem_id: (e.status, e.reason) for e in store.evaluations("r")}
     assert reasons["level1/p1"][0] == "missing" and "p1.py is a broken symbolic link" in reasons["level1/p1"][1]
-    assert "p2.py is a directory" in reasons["level1/p2"][1] and "p3.py is not a regular file" in reasons["level1/p3"][1]
+    assert "p2.py is a directory" in reasons["level1/p2"][1]
+    assert "p3.py is not a regular file" in reasons["level1/p3"][1]
     assert reasons["level1/p4"] == ("correct", "made by hand: correct") and cli.judge.calls == [("level1/p4", "a.py")]
 
 
@@ -285,3 +286,16 @@ def test_a_precision_has_baseline_cache_keys_of_its_own(tmp_path):
     env = Environment(device_name="cpu", driver=None, versions={}, settings={}, timing={})
     keys = {cache_key("abc", "default", "bfloat16", "compile", env, sizes) for sizes in ({}, {"batch_size": 64}, None)}
     assert len(keys) == 3
+
+
+def test_a_command_agents_evaluate_tool_judges_at_the_runs_precision(tmp_path):
+    from kbench.agents.command_agent import CommandProvider, JudgeSettings
+
+    judge = JudgeSettings(device="cpu", size="small", trials=2, timeout=60.0, policy="lenient", dtype="bfloat16",
+                          precision="bf16")
+    provider = CommandProvider("/bin/true", judge=judge, time_limit=10, version="1")
+    command = provider._evaluate_command(tmp_path / "c.py", tmp_path / "p.py", [])
+    assert command[command.index("--precision") + 1] == "bf16" and "--dtype" not in command
+    own = CommandProvider("/bin/true", judge=JudgeSettings("cpu", "small", 2, 60.0, "lenient", dtype="bfloat16"),
+                          time_limit=10, version="1")
+    assert "--precision" not in own._evaluate_command(tmp_path / "c.py", tmp_path / "p.py", [])

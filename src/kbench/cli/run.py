@@ -136,7 +136,8 @@ def run_command(
     device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to judge [default: cuda if present, "
                                          "else cpu].",
                                          rich_help_panel=JUDGE),
-    baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...", help="Baseline columns, comma-separated or repeated "
+    baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...",
+                                                 help="Baseline columns, comma-separated or repeated "
                                                  "(eager,compile,...) [default: eager,compile on a GPU, eager on a "
                                                  "CPU].", rich_help_panel=JUDGE),
     size: Optional[str] = typer.Option(None, metavar=SIZE, help="The problems' sizes (auto: small on a CPU) "
@@ -146,7 +147,8 @@ def run_command(
                                          rich_help_panel=JUDGE),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}].",
                                             rich_help_panel=JUDGE),
-    policy: Optional[str] = typer.Option(None, metavar=POLICY, help="Guard policy: lenient (integrity rules reject, style rules "
+    policy: Optional[str] = typer.Option(None, metavar=POLICY,
+                                         help="Guard policy: lenient (integrity rules reject, style rules "
                                          "flag), strict (style rules reject too) or off [default: lenient].",
                                          rich_help_panel=JUDGE),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
@@ -164,17 +166,20 @@ def run_command(
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
                                         "part of the run's settings.", rich_help_panel=PROBLEMS),
     gpus: Optional[str] = typer.Option(
-        None, metavar="all|0,1,...", help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
+        None, metavar="all|0,1,...",
+        help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
         "Not part of the run's settings: a resumed run may use others.", rich_help_panel=EXECUTION),
     build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
                                    "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
                                    "[default: 0, each evaluation builds its own].", rich_help_panel=EXECUTION),
-    executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS), help="local: this machine, one evaluation at a time per device (--gpus); "
+    executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS),
+                                 help="local: this machine, one evaluation at a time per device (--gpus); "
                                  "ray: each evaluation a Ray task holding one GPU (one CPU for a CPU run), on a local "
                                  "Ray instance or the cluster at --address (pip install 'kbench[ray]'). Runs of files "
                                  "only; not part of the run's settings, recorded in each session's manifest.",
                                  rich_help_panel=EXECUTION),
-    address: Optional[str] = typer.Option(None, metavar="ADDRESS", help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
+    address: Optional[str] = typer.Option(None, metavar="ADDRESS",
+                                          help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
                                           "or ray://HOST:PORT) [default: start a local Ray instance].",
                                           rich_help_panel=EXECUTION),
     rejudge: Optional[str] = typer.Option(

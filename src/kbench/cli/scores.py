@@ -125,7 +125,9 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     out.print(
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
         f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}, "
-        f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
+        f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else "")
+        + (f", every problem cast to {data.run.config.precision} as KernelBench does (--precision)"
+           if data.run.config.precision else ""),
         highlight=False,
         soft_wrap=True,
     )
