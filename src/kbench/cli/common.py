@@ -8,8 +8,8 @@ from typing import Any, Iterator
 
 import typer
 from rich.console import Console
-from typer.core import TyperCommand
 from rich.markup import escape
+from typer.core import TyperCommand
 
 from kbench.agents.prices import PriceError
 from kbench.agents.prompts import PromptError

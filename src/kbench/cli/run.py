@@ -21,14 +21,14 @@ from kbench.agents.providers import Sampling
 from kbench.cli import model_run
 from kbench.cli.common import (
     DB_OPTION,
+    DEVICE,
     EXECUTION,
     JUDGE,
+    POLICY,
     PROBLEMS,
+    SIZE,
     SOLUTIONS,
     STORE,
-    DEVICE,
-    POLICY,
-    SIZE,
     HelpCommand,
     UsageError,
     counts_text,
@@ -83,8 +83,7 @@ def run_command(
     refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine].",
                                                   rich_help_panel=SOLUTIONS),
     target: Optional[str] = typer.Option(None, metavar="triton|cuda", help=f"The kernels asked for [default: "
-                                         f"{agent.DEFAULT_TARGET}].",
-                                         rich_help_panel=SOLUTIONS),
+                                         f"{agent.DEFAULT_TARGET}].", rich_help_panel=SOLUTIONS),
     gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's].",
                                       rich_help_panel=SOLUTIONS),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's].",
@@ -134,15 +133,13 @@ def run_command(
                                               "OPENAI_API_KEY or ANTHROPIC_API_KEY].", rich_help_panel=SOLUTIONS),
     db: Path = DB_OPTION,
     device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to judge [default: cuda if present, "
-                                         "else cpu].",
-                                         rich_help_panel=JUDGE),
+                                         "else cpu].", rich_help_panel=JUDGE),
     baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...",
                                                  help="Baseline columns, comma-separated or repeated "
                                                  "(eager,compile,...) [default: eager,compile on a GPU, eager on a "
                                                  "CPU].", rich_help_panel=JUDGE),
     size: Optional[str] = typer.Option(None, metavar=SIZE, help="The problems' sizes (auto: small on a CPU) "
-                                       "[default: auto].",
-                                       rich_help_panel=JUDGE),
+                                       "[default: auto].", rich_help_panel=JUDGE),
     trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}].",
                                          rich_help_panel=JUDGE),
     timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}].",
