@@ -180,7 +180,7 @@ def test_cli_json_and_exit_status(audited, monkeypatch):
 
     monkeypatch.setattr(kbench.cli.audit, "audit_problems", fake_audit)
     done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu", "--json"])
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1, done.output  # flagged problems fail the audit (--fail-on flagged)
     assert seen["device"] == "cpu" and seen["size"] == "small"
     assert seen["items"][0]["flags"] == ["broken"] and seen["items"][1].id == "level1/relu"
     records = json.loads(done.stdout)
@@ -188,9 +188,35 @@ def test_cli_json_and_exit_status(audited, monkeypatch):
     assert records[1]["reference_error"]["tolerance_fraction"] is None
     assert all({"id", "path", "flags"} <= r.keys() for r in records)
 
-    done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu"])
+    done = CliRunner().invoke(app, ["audit", str(AUDIT / "syntax_error.py"), "level1/relu", "--device", "cpu",
+                                    "--fail-on", "never"])
     assert done.exit_code == 0 and "tolerance_too_tight: the reference" in done.stdout
     assert "2 problem(s) audited, 2 flagged" in done.stdout
+
+
+def hand_record(problem_id, *flags, skipped=None):
+    return {"id": problem_id, "path": f"/p/{problem_id}.py", "flags": list(flags), "skipped": skipped,
+            "reasons": {flag: f"made by hand: {flag}" for flag in flags}}
+
+
+@pytest.mark.parametrize("fail_on, exit_code", [
+    (None, 1), ("flagged", 1), ("never", 0), ("broken", 1), ("zeros_pass,broken", 1), ("near_constant", 0),
+    ("tolerance_too_loose", 0),
+])
+def test_audit_exits_1_when_a_problem_has_a_flag_it_fails_on(monkeypatch, fail_on, exit_code):
+    import kbench.cli.audit
+
+    records = [hand_record("sound"), hand_record("broken_one", "broken"), hand_record("zeros", "zeros_pass"),
+               hand_record("skipped_one", skipped="no bfloat16 variant")]
+    monkeypatch.setattr(kbench.cli.audit, "audit_problems", lambda items, *args, **kwargs: records)
+    args = ["audit", "level1/relu", "level1/gelu", "level1/softmax", "level1/tanh", "--device", "cpu"]
+    done = CliRunner().invoke(app, args + (["--fail-on", fail_on] if fail_on else []))
+    assert done.exit_code == exit_code, done.output
+    if exit_code:
+        assert f"with a flag --fail-on {fail_on or 'flagged'} fails on: " in done.stderr
+    assert CliRunner().invoke(app, args + ["--fail-on", "zeros"]).exit_code == 2  # no such flag
+    monkeypatch.setattr(kbench.cli.audit, "audit_problems", lambda items, *args, **kwargs: records[:1])
+    assert CliRunner().invoke(app, args[:2] + ["--device", "cpu"]).exit_code == 0  # sound: exit 0
 
 
 @pytest.mark.parametrize(

@@ -135,3 +135,27 @@ def test_verdict_text_reads_without_scientific_spreads_or_empty_parts():
     text = out.getvalue()
     assert "(size small, float32)" in text and "device unknown" not in text
     assert "wall 0.00s (nothing of the solution ran)" in text and "()" not in text
+
+
+def test_a_problem_that_fails_at_import_shows_its_own_frames_not_kbenchs(tmp_path):
+    problem = tmp_path / "broken_problem.py"
+    problem.write_text(PROBLEM.read_text().replace("\nclass Model", "\nraise RuntimeError('broken at import')\n\n"
+                                                   "class Model", 1))
+    done = kbench("eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(problem), "--device", "cpu")
+    assert done.returncode == 2
+    assert "the reference failed while loading the problem: RuntimeError: broken at import" in done.stderr
+    assert f'File "{problem}", line' in done.stderr and "frame(s) of kbench, torch or other libraries hidden" in done.stderr
+    assert "kbench/" not in done.stderr.replace(str(problem), "")  # no frame of kbench's worker
+
+
+def test_a_kernelbench_precision_casts_a_problem_that_has_no_variant_in_that_dtype():
+    common = ["eval", str(SOLUTIONS / "honest_triton.py"), "--problem", str(PROBLEM), "--device", "cpu", "--trials", "2"]
+    done = kbench(*common, "--precision", "bf16", "--json")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert (verdict["status"], verdict["dtype"]) == ("correct", "bfloat16")
+    assert verdict["tolerance"] == {"bfloat16": {"atol": 0.01, "rtol": 0.01}}  # KernelBench's for fp16 and bf16
+    own = kbench(*common, "--dtype", "bfloat16")  # the problem's own variant: it has none
+    assert own.returncode == 2 and "no bfloat16 variant" in own.stderr
+    both = kbench(*common, "--dtype", "float32", "--precision", "fp16")
+    assert both.returncode == 2 and "give one" in both.stderr

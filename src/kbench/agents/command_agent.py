@@ -56,6 +56,7 @@ class JudgeSettings:
     cuda_graph: bool = False
     sandbox: bool = True
     dtype: str = "float32"
+    precision: str | None = None  # KernelBench's cast of every problem (kbench.suite.kernelbench), instead of dtype
 
 
 @dataclass(frozen=True)
@@ -210,8 +211,8 @@ class CommandProvider:
         j = self.judge
         return [sys.executable, "-m", "kbench", "eval", str(candidate), "--problem", str(problem), "--device",
                 j.device, "--size", j.size, "--trials", str(j.trials), "--timeout", f"{j.timeout:g}", "--policy",
-                j.policy, *["--cuda-graph"] * j.cuda_graph, *["--no-sandbox"] * (not j.sandbox), "--dtype", j.dtype,
-                *flags]
+                j.policy, *["--cuda-graph"] * j.cuda_graph, *["--no-sandbox"] * (not j.sandbox),
+                *(["--precision", j.precision] if j.precision else ["--dtype", j.dtype]), *flags]
 
     def generate(self, request: Request) -> Reply:
         started = time.monotonic()

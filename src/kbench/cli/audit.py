@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kbench.audit import DEFAULT_TIMEOUT, audit_problems, broken_record
-from kbench.cli.common import make_console
+from kbench.audit import DEFAULT_TIMEOUT, FLAGS, audit_problems, broken_record
+from kbench.cli.common import DEVICE, SIZE, HelpCommand, make_console
 from kbench.judge import resolve_device
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import DTYPES, Problem, ProblemError, load_problem, resolve_size
@@ -142,31 +142,37 @@ def _verdict_cell(record: dict[str, Any]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("audit")
+    @app.command("audit", cls=HelpCommand)
     def audit_command(
         problems: Optional[List[str]] = typer.Argument(
             None, help="Suite ids, problem files or directories of them [default: the whole suite]."
         ),
-        device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-        size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+        device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to audit [default: cuda if present, "
+                                             "else cpu]."),
+        size: str = typer.Option("auto", metavar=SIZE, help="The problems' sizes (auto: small on a CPU)."),
         timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per problem."),
         jobs: int = typer.Option(1, min=1, help="Problems audited at once, each in its own process (on a GPU they "
                                  "load side by side and check and time one at a time)."),
-        dtype: str = typer.Option("float32", help="Audit the problems' variants in this dtype (KBENCH_DTYPES); "
-                                  "problems without one are skipped."),
+        dtype: str = typer.Option("float32", metavar="|".join(DTYPES), help="Audit the problems' variants in this "
+                                  "dtype (KBENCH_DTYPES); problems without one are skipped."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of records."),
         records_file: Optional[Path] = typer.Option(
             None, "--records", dir_okay=False, help="A JSON-lines file each record is appended to as it finishes; "
             "a problem already recorded there (same file content, size, dtype and device) is not audited again."),
+        fail_on: str = typer.Option(
+            "flagged", "--fail-on", metavar="flagged|never|FLAG[,FLAG]", help="Exit 1 when a problem has a flag "
+            f"(flagged; broken included), never, or only for these flags ({', '.join(FLAGS)})."),
     ) -> None:
         """Check problems for soundness: zeros or constants that pass, ignored inputs or
-        weights, nondeterminism, tolerance, runtime and memory."""
+        weights, nondeterminism, tolerance, runtime and memory. Exit 1 when a problem is
+        flagged or broken (--fail-on), 2 for usage errors."""
         errors = make_console(stderr=True)
         try:
             dev = resolve_device(device)
             sz = resolve_size(size, dev)
             if dtype not in DTYPES:
                 raise ValueError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+            failing = failing_flags(fail_on)
             items = collect(problems or [])
         except (ValueError, UsageError) as exc:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -202,3 +208,22 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(_finite(records), indent=2))
         else:
             print_records(make_console(), records)
+        failed = [r["id"] for r in records if failing.intersection(r.get("flags", ()))]
+        if failed:
+            errors.print(f"{len(failed)} problem(s) with a flag --fail-on {fail_on} fails on: "
+                         f"{', '.join(failed[:10])}{', ...' if len(failed) > 10 else ''}", highlight=False)
+            raise typer.Exit(code=1)
+
+
+def failing_flags(fail_on: str) -> frozenset[str]:
+    """The flags that make ``kbench audit`` exit 1: every flag (``flagged``), none
+    (``never``), or those named; ValueError for a name that is no flag."""
+    if fail_on.strip() == "flagged":
+        return frozenset(FLAGS)
+    if fail_on.strip() == "never":
+        return frozenset()
+    named = frozenset(part.strip() for part in fail_on.split(",") if part.strip())
+    unknown = sorted(named - set(FLAGS))
+    if unknown or not named:
+        raise ValueError(f"--fail-on {fail_on!r}: flagged, never, or flags among {', '.join(FLAGS)}")
+    return named

@@ -1,13 +1,15 @@
-"""What the command groups share: the store option, consoles, and how usage errors end a command."""
+"""What the command groups share: the store option, consoles, help in sections, and how usage errors end a command."""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand
 
 from kbench.agents.prices import PriceError
 from kbench.agents.prompts import PromptError
@@ -16,9 +18,18 @@ from kbench.core.solution import SolutionError
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.runs import export, runner
 from kbench.runs.store import DEFAULT_PATH, StoreError
-from kbench.suite.problem import ProblemError
+from kbench.suite.problem import SIZES, ProblemError
 
-DB_OPTION = typer.Option(DEFAULT_PATH, "--db", envvar="KBENCH_DB", help="The store file (env KBENCH_DB).")
+# The sections of a long command's help (``kbench run -h``), in this order; an option names its
+# own with rich_help_panel=... (typer's, which rich help would show as panels too).
+PROBLEMS, SOLUTIONS, JUDGE, EXECUTION, STORE = "Problems", "Solutions or model", "Judge", "Execution", "Store"
+SECTIONS = (PROBLEMS, SOLUTIONS, JUDGE, EXECUTION, STORE)
+# What an option takes, as help and README write it: one spelling for every command.
+DEVICE = "cpu|cuda|cuda:N"
+SIZE = "auto|" + "|".join(SIZES)
+POLICY = "lenient|strict|off"
+DB_OPTION = typer.Option(DEFAULT_PATH, "--db", envvar="KBENCH_DB", help="The store file (env KBENCH_DB).",
+                         rich_help_panel=STORE)
 # Off a terminal (a log, CI, a pipe) tables get this width and lines are never wrapped.
 LOG_WIDTH = 200
 
@@ -29,6 +40,60 @@ def make_console(stderr: bool = False) -> Console:
     columns, splitting dicts mid-value and the resume command across lines."""
     console = Console(stderr=stderr)
     return console if console.is_terminal else Console(stderr=stderr, width=LOG_WIDTH, soft_wrap=True)
+
+
+class HelpCommand(TyperCommand):
+    """A command whose help lists its options in sections (their ``rich_help_panel``,
+    ``SECTIONS`` first) and says each default once: a help text's own ``[default: ...]``
+    (for a default that depends, say on the device) replaces the one typer adds, in a
+    single bracket with the value's range, at the end."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, sections = [], {}
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option" and param.metavar is None and not param.is_flag:
+                param.metavar = METAVARS.get(param.name) or TYPE_METAVARS.get(param.display_type(ctx).strip("<>"), "X")
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append(record)
+            else:
+                panel = getattr(param, "rich_help_panel", None) or "Options"
+                sections.setdefault(panel, []).append((record[0], one_default(record[1])))
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        if len(sections) < 3:  # a short command's options (a store option and a few) in one list
+            sections = {"Options": [record for records in sections.values() for record in records]}
+        order = [*SECTIONS, *(name for name in sections if name not in SECTIONS and name != "Options"), "Options"]
+        for name in order:
+            if name in sections:
+                with formatter.section(name if name == "Options" else f"{name} options"):
+                    formatter.write_dl(sections[name])
+
+
+# How the help names what an option takes (instead of typer's <int range>, <list[str]>...).
+METAVARS = {"run": "NAME", "model": "PROVIDER/MODEL", "solutions": "DIR", "db": "PATH", "base_url": "URL",
+            "template": "NAME|FILE", "refine_template": "NAME|FILE", "gpu": "NAME", "reasoning_effort": "LEVEL",
+            "option": "KEY=VALUE", "agent_version": "VERSION", "agent_env": "NAME", "prices": "FILE",
+            "env_file": "FILE", "api_key_env": "NAME", "output": "PATH", "records_file": "FILE"}
+TYPE_METAVARS = {"int range": "N", "int": "N", "float range": "SECONDS", "float": "X", "path": "PATH", "file": "FILE",
+                 "directory": "DIR", "str": "TEXT", "list[str]": "TEXT"}
+OWN_DEFAULT = re.compile(r"\s*\[default: ([^\]]*)\]")
+ADDED = re.compile(r"\s{2}\[([^\[\]]*)\]$")  # what typer appends: default, range, env var, required
+
+
+def one_default(text: str) -> str:
+    """An option's help with one bracket at its end: its own default, else typer's, and the rest."""
+    added = ADDED.search(text)
+    extras = added.group(1).split("; ") if added else []
+    text = text[:added.start()] if added else text
+    own = OWN_DEFAULT.search(text)
+    if own:
+        text = (text[:own.start()] + text[own.end():]).strip()
+        extras = [f"default: {own.group(1)}", *(e for e in extras if not e.startswith("default: "))]
+    return f"{text}  [{'; '.join(extras)}]" if extras else text
 
 
 class UsageError(Exception):

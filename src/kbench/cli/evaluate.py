@@ -13,7 +13,7 @@ from rich.rule import Rule
 from rich.table import Table
 
 from kbench.cli import verdicts
-from kbench.cli.common import make_console, split_names, usage_error
+from kbench.cli.common import DEVICE, POLICY, SIZE, HelpCommand, make_console, split_names, usage_error
 from kbench.cli.progress import EvaluationProgress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
@@ -22,23 +22,30 @@ from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.judge.timing import TimingSettings, check_settings
-from kbench.suite import SUITE_DIR, find_problem
-from kbench.suite.problem import ProblemError, resolve_size
+from kbench.suite import SUITE_DIR, find_problem, kernelbench
+from kbench.suite.kernelbench import PRECISIONS
+from kbench.suite.problem import DTYPES, Problem, ProblemError, resolve_size
 
 CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of many small kernel launches."
 EXAMPLES_DIR = SUITE_DIR / "examples"
+PRECISION_HELP = ("Cast the problem as KernelBench does: floating-point inputs and weights in fp16 or bf16, at the "
+                  "file's sizes, tolerance 1e-2 (not its own --dtype variant).")
 PROGRESS_HELP = "Show the step the judge is at, with the time elapsed, on stderr [default: on a terminal]."
+PLAIN_HELP = "The steps as lines, for logs, never a live display (the default off a terminal)."
+DEVICE_HELP = "Where to judge [default: cuda if present, else cpu]."
+SIZE_HELP = "The problem's sizes (auto: small on a CPU)."
 console = make_console()
 
 
 @contextmanager
-def _progress(wanted: Optional[bool], label: str) -> Iterator[Optional[EvaluationProgress]]:
-    """One evaluation's progress on stderr: on a terminal unless --no-progress, off one only with --progress."""
+def _progress(wanted: Optional[bool], label: str, plain: bool = False) -> Iterator[Optional[EvaluationProgress]]:
+    """One evaluation's progress on stderr: on a terminal unless --no-progress, off one only with --progress
+    (or --plain); as lines with --plain."""
     errors = make_console(stderr=True)
-    if not (wanted if wanted is not None else errors.is_terminal):
+    if not (wanted if wanted is not None else errors.is_terminal or plain):
         yield None
         return
-    with EvaluationProgress(errors, label) as shown:
+    with EvaluationProgress(errors, label, plain=plain) as shown:
         yield shown
 
 
@@ -51,32 +58,41 @@ def _checked_device(device: Optional[str]) -> str:
 
 def eval_command(
     solution: Path = typer.Argument(..., help="Solution file defining ModelNew.", exists=True, dir_okay=False),
-    problem: str = typer.Option(..., "--problem", "-p", help="Problem file path or suite id (level1/relu)."),
-    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    problem: Optional[str] = typer.Option(None, "--problem", "-p", metavar="PROBLEM", help="A suite id "
+                                          "(level1/relu), a problem file, or KernelBench's numbers in its folder "
+                                          "(DIR/level1/19).  [required]"),
+    problems: Optional[str] = typer.Option(None, "--problems", hidden=True),  # kbench run's spelling
+    device: Optional[str] = typer.Option(None, metavar=DEVICE, help=DEVICE_HELP),
     timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds for the candidate's whole evaluation."),
-    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
+    size: str = typer.Option("auto", metavar=SIZE, help=SIZE_HELP),
     trials: int = typer.Option(DEFAULT_TRIALS, min=1, help="Correctness trials, each with a fresh seed."),
     timing: bool = typer.Option(True, "--timing/--no-timing", help="Time correct candidates and eager."),
-    policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: lenient (integrity rules "
+    policy: str = typer.Option(DEFAULT_POLICY, metavar=POLICY, help="Guard policy: lenient (integrity rules "
                                 "reject, style rules flag), strict (style rules reject too) or off."),
-    dtype: str = typer.Option("float32", help="The problem's variant in this dtype (its KBENCH_DTYPES)."),
+    dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problem's variant in this dtype "
+                                        "(its KBENCH_DTYPES) [default: float32]."),
+    precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
     baseline: Optional[List[str]] = typer.Option(
-        None, help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: eager]."
-    ),
-    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
+        None, metavar="eager,compile,...", help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} "
+        "[default: eager]."),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph/--no-cuda-graph", help=CUDA_GRAPH_HELP),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
                                  "(docs/guard.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
 ) -> None:
     """Judge one solution against one problem: verdict, errors, timings."""
     dev = _checked_device(device)
+    problem = problem or problems
+    if problem is None:
+        raise usage_error("kbench eval needs --problem (-p): a suite id, a problem file or DIR/level1/19")
     try:
         resolve_size(size, dev)
         check_policy(policy)
-        prob = find_problem(problem)
+        prob, dtype = _cast(find_problem(problem), dtype, precision)
         sol = Solution.from_file(solution)
-        with _progress(progress, prob.id) as shown:
+        with _progress(progress, prob.id, plain) as shown:
             verdict = evaluate(
                 prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
                 dtype=dtype, baselines=split_names(baseline) or ("eager",),
@@ -96,12 +112,14 @@ def eval_command(
 def baseline_command(
     problems: List[str] = typer.Argument(..., help="Problem files or suite ids (level1/relu)."),
     baseline: Optional[List[str]] = typer.Option(
-        None, help=f"Columns, comma-separated or repeated: {', '.join(COLUMNS)} [default: compile]."
-    ),
-    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-    size: str = typer.Option("auto", help="auto (small on a CPU), default or small."),
-    dtype: str = typer.Option("float32", help="The problems' variant in this dtype."),
-    cuda_graph: bool = typer.Option(False, "--cuda-graph", help=CUDA_GRAPH_HELP),
+        None, metavar="compile,...", help=f"Columns, comma-separated or repeated: {', '.join(COLUMNS)} "
+        "[default: compile]."),
+    device: Optional[str] = typer.Option(None, metavar=DEVICE, help=DEVICE_HELP),
+    size: str = typer.Option("auto", metavar=SIZE, help=SIZE_HELP),
+    dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problems' variant in this dtype "
+                                        "[default: float32]."),
+    precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
+    cuda_graph: bool = typer.Option(False, "--cuda-graph/--no-cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Measure compiled baseline columns ahead of a run and cache them (beside the build cache)."""
@@ -112,6 +130,9 @@ def baseline_command(
         columns = check_columns(list(columns), dev)  # eager first, then the columns asked for
         settings = check_settings(TimingSettings(cuda_graph=cuda_graph), dev)
         chosen = [find_problem(p) for p in problems]
+        if chosen:
+            casts = [_cast(p, dtype, precision) for p in chosen]
+            chosen, dtype = [p for p, _ in casts], casts[0][1]
     except (ProblemError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
     results = {}
@@ -137,6 +158,16 @@ def baseline_command(
         console.print(table)
 
 
+def _cast(problem: Problem, dtype: str | None, precision: str | None) -> tuple[Problem, str]:
+    """The problem as judged, and its dtype: its own variant in ``dtype``, or cast as
+    KernelBench does at ``precision`` (kbench.suite.kernelbench); ValueError for both."""
+    if precision is None:
+        return problem, dtype or "float32"
+    if dtype is not None:
+        raise ValueError("--precision casts the problem as KernelBench does; --dtype judges its own variant: give one")
+    return kernelbench.at_precision(problem, precision), PRECISIONS[precision]
+
+
 def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str:
     """A column's median, and for a compiled one its speedup over eager (below 1: slower)."""
     time_ms = f"{measured['runtime_ms']:.4g}{unit}"
@@ -144,9 +175,10 @@ def _column_cell(column: str, measured: dict[str, float], unit: str = "") -> str
 
 
 def demo(
-    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
+    device: Optional[str] = typer.Option(None, metavar=DEVICE, help=DEVICE_HELP),
     timeout: float = typer.Option(DEFAULT_TIMEOUT, min=1, help="Seconds per evaluation."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
 ) -> None:
     """Judge the bundled example solutions against their problems."""
     dev = _checked_device(device)
@@ -154,7 +186,7 @@ def demo(
     for example in sorted(EXAMPLES_DIR.glob("*.py")):
         problem_id = f"level1/{example.stem}"
         console.print(Rule(f"{problem_id}  <-  examples/{example.name}"), width=min(console.width, 100))
-        with _progress(progress, problem_id) as shown:
+        with _progress(progress, problem_id, plain) as shown:
             verdict = evaluate(problem_id, example, dev, timeout=timeout, progress=shown)
         verdicts.print_verdict(console, verdict)
         judged.append(verdict)
@@ -162,6 +194,6 @@ def demo(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_command)
-    app.command("baseline")(baseline_command)
-    app.command()(demo)
+    app.command("eval", cls=HelpCommand)(eval_command)
+    app.command("baseline", cls=HelpCommand)(baseline_command)
+    app.command(cls=HelpCommand)(demo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Optional
 
 import torch
@@ -10,7 +11,7 @@ import typer
 from rich.syntax import Syntax
 from rich.table import Table
 
-from kbench.cli.common import make_console, usage_errors
+from kbench.cli.common import HelpCommand, make_console, usage_errors
 from kbench.judge.compare import tolerance_for
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import Problem
@@ -19,10 +20,13 @@ console = make_console()
 
 
 def problems_list(
-    level: Optional[int] = typer.Option(None, help="Only this level."),
+    level: Optional[str] = typer.Option(None, metavar="N|levelN", help="Only this level (1 or level1, as --problems "
+                                        "names it)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
 ) -> None:
     """List the bundled problems."""
+    with usage_errors():
+        level = parse_level(level)
     problems = suite_problems(level)
     if as_json:
         rows = [{"id": p.id, "level": p.level, "name": p.name, "path": str(p.path)} for p in problems]
@@ -37,6 +41,16 @@ def problems_list(
     for p in problems:
         table.add_row(p.id, str(p.level), p.name)
     console.print(table)
+
+
+def parse_level(text: str | None) -> int | None:
+    """A level as ``--level`` takes it: ``1`` or ``level1``; ValueError otherwise."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"(?:level)?\s*(\d+)", text.strip(), flags=re.IGNORECASE)
+    if not match:
+        raise ValueError(f"--level {text!r}: a level number (1) or name (level1)")
+    return int(match.group(1))
 
 
 def problems_show(
@@ -86,6 +100,6 @@ def describe(problem: Problem) -> dict[str, Any]:
 
 def register(app: typer.Typer) -> None:
     problems_app = typer.Typer(no_args_is_help=True, help="The bundled problem suite, and any problem file.")
-    problems_app.command("list")(problems_list)
-    problems_app.command("show")(problems_show)
+    problems_app.command("list", cls=HelpCommand)(problems_list)
+    problems_app.command("show", cls=HelpCommand)(problems_show)
     app.add_typer(problems_app, name="problems")

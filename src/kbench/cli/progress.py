@@ -21,7 +21,7 @@ from rich.progress import (
 
 from kbench.cli import verdicts
 from kbench.cli.common import counts_text
-from kbench.runs.records import EvaluationRecord, TurnRecord
+from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, TurnRecord
 
 # A live display redraws from a thread of the judge's process: seldom, so that it
 # seldom holds the interpreter while the judge stamps a call on its clock.
@@ -31,12 +31,12 @@ REFRESHES_PER_SECOND = 4
 class EvaluationProgress:
     """One evaluation's steps as the judge tells them (``evaluate(progress=...)``):
     on a terminal a spinner with the step and the time elapsed, left behind by
-    nothing once done; off one a line per step with the seconds elapsed, for logs."""
+    nothing once done; off one (or ``plain``) a line per step with the seconds elapsed, for logs."""
 
-    def __init__(self, console: Console, label: str):
+    def __init__(self, console: Console, label: str, plain: bool = False):
         self.console, self.label, self.start = console, label, time.monotonic()
         self.live: Progress | None = None
-        if console.is_terminal:
+        if console.is_terminal and not plain:
             self.live = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                                  console=console, transient=True, refresh_per_second=REFRESHES_PER_SECOND)
             self.task = self.live.add_task(label, total=None)
@@ -167,3 +167,50 @@ class PlainProgress:
 
     def close(self) -> None:
         pass
+
+
+class QuietProgress:
+    """Nothing while the run goes (``kbench run --no-progress``): only its score at the end."""
+
+    def __init__(self, console: Console, show_turns: bool = False):
+        pass
+
+    def started(self, total: int, done: list[EvaluationRecord]) -> None:
+        pass
+
+    def finished(self, record: EvaluationRecord) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class TooManyFailures(Exception):
+    """A run stopped by ``--fail-on-error N``: its Nth failure outside the candidate."""
+
+    def __init__(self, failures: list[EvaluationRecord]):
+        self.failures = failures
+        statuses = counts_text(_counts(failures))
+        last = failures[-1]
+        super().__init__(f"{len(failures)} failures outside the candidates ({statuses}); the last, "
+                         f"{last.problem_id} #{last.sample_index}: {verdicts.one_line(last.reason)}")
+
+
+class ErrorLimit:
+    """A listener passing everything on to ``listener`` that stops the run (TooManyFailures,
+    raised where the run tells it of a verdict, after it is stored) at the ``limit``-th failure
+    that is not the candidate's: a request, the judge, the machine or the problem failed, and
+    a pipeline would rather stop than fill a run with them."""
+
+    def __init__(self, listener: Any, limit: int):
+        self.listener, self.limit, self.failures = listener, limit, []
+
+    def finished(self, record: EvaluationRecord) -> None:
+        self.listener.finished(record)
+        if record.status in RETRIED_STATUSES:
+            self.failures.append(record)
+            if len(self.failures) >= self.limit:
+                raise TooManyFailures(self.failures)
+
+    def __getattr__(self, name: str) -> Any:  # started, close, evaluating, turn_finished
+        return getattr(self.listener, name)

@@ -30,8 +30,8 @@ from kbench.suite.problem import resolve_size
 # Replaced in tests by a fake judge; looked up at call time.
 evaluate_patch = repo.evaluate_patch
 # Options of the kernel track that say nothing about a patch (by their flag): refused when given.
-KERNEL_ONLY = ("--problems", "--baseline", "--cuda-graph", "--dtype", "--target", "--build-jobs", "--executor",
-               "--address")
+KERNEL_ONLY = ("--problems", "--baseline", "--cuda-graph", "--dtype", "--precision", "--target", "--build-jobs",
+               "--executor", "--address")
 
 
 def chosen_track(run: str, track: str | None, stored: RunConfig | None, tasks: list[str] | None) -> str:

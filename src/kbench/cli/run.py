@@ -6,23 +6,40 @@ import json
 import re
 import signal
 import threading
+from collections import Counter
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
 import typer
+from rich.markup import escape
 
 from kbench import judge
 from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
-from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
-from kbench.cli import repo_run
-from kbench.cli.common import DB_OPTION, UsageError, make_console, split_names, usage_errors
-from kbench.cli.progress import BarProgress, PlainProgress
+from kbench.cli import model_run, repo_run
+from kbench.cli.common import (
+    DB_OPTION,
+    DEVICE,
+    EXECUTION,
+    JUDGE,
+    POLICY,
+    PROBLEMS,
+    SIZE,
+    SOLUTIONS,
+    STORE,
+    HelpCommand,
+    UsageError,
+    counts_text,
+    make_console,
+    split_names,
+    usage_errors,
+)
+from kbench.cli.progress import BarProgress, ErrorLimit, PlainProgress, QuietProgress, TooManyFailures
 from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
+from kbench.cli.verdicts import one_line
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
@@ -30,11 +47,13 @@ from kbench.judge.timing import TimingSettings, check_settings
 from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
-from kbench.runs.records import finite
+from kbench.runs.records import RETRIED_STATUSES, finite
 from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
+from kbench.suite import kernelbench
+from kbench.suite.kernelbench import PRECISIONS
 from kbench.suite.problem import DTYPES, resolve_size
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -43,95 +62,147 @@ console = make_console()
 evaluate = judge.evaluate
 
 def run_command(
-    run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it."),
+    run: str = typer.Option(..., "--run", "-r", help="Name of the run; running the same name again resumes it.",
+                            rich_help_panel=STORE),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR."
-    ),
-    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", help="Directory of solution files (replay/DIR)."),
+        None, "--model", "-m", help="PROVIDER/MODEL: openai/NAME, anthropic/NAME, command/PROGRAM or replay/DIR.",
+        rich_help_panel=SOLUTIONS),
+    solutions: Optional[Path] = typer.Option(None, "--solutions", "-s", rich_help_panel=SOLUTIONS,
+                                             help="Directory of solution files (replay/DIR)."),
     problems: Optional[List[str]] = typer.Option(
-        None, "--problems", "-p", help="A level (level1), problem ids or files, or a directory; repeatable."
-    ),
-    track: Optional[str] = typer.Option(None, "--track", help="kernel (problems: --problems) or repo (repository "
-                                        "tasks: --tasks; scored apart) [default: kernel, or the stored run's]."),
+        None, "--problems", "-p", metavar="SELECTION", help="A level (level1), problem ids or files, a directory of "
+        "them, or KernelBench's numbers in its folder (DIR/level1/19); comma-separated or repeated.",
+        rich_help_panel=PROBLEMS),
+    problem: Optional[List[str]] = typer.Option(None, "--problem", hidden=True),  # kbench eval's spelling
+    track: Optional[str] = typer.Option(None, "--track", metavar="kernel|repo", help="kernel (problems: --problems) "
+                                        "or repo (repository tasks: --tasks; scored apart) [default: kernel, or the "
+                                        "stored run's].", rich_help_panel=PROBLEMS),
     tasks: Optional[List[str]] = typer.Option(None, "--tasks", help="The repository track's tasks: task ids "
-                                              "(tinylm/fused-rmsnorm), task files or folders, or all; repeatable."),
-    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1]."),
+                                              "(tinylm/fused-rmsnorm), task files or folders, or all; repeatable.",
+                                              rich_help_panel=PROBLEMS),
+    samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1].",
+                                          rich_help_panel=SOLUTIONS),
     turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
-                                        "judge's feedback [default: 1]."),
-    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...)."),
+                                        "judge's feedback [default: 1].", rich_help_panel=SOLUTIONS),
+    base_url: Optional[str] = typer.Option(None, help="Endpoint of an OpenAI-compatible server (vLLM, SGLang, ...).",
+                                           rich_help_panel=SOLUTIONS),
     template: Optional[str] = typer.Option(None, help=f"Prompt template: a built-in name or a file [default: "
-                                           f"{agent.DEFAULT_TEMPLATE}]."),
-    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine]."),
-    target: Optional[str] = typer.Option(None, help=f"triton or cuda [default: {agent.DEFAULT_TARGET}]."),
-    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's]."),
-    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's]."),
-    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's]."),
+                                           f"{agent.DEFAULT_TEMPLATE}].", rich_help_panel=SOLUTIONS),
+    refine_template: Optional[str] = typer.Option(None, help="Template of turns after the first [default: refine].",
+                                                  rich_help_panel=SOLUTIONS),
+    target: Optional[str] = typer.Option(None, metavar="triton|cuda", help=f"The kernels asked for [default: "
+                                         f"{agent.DEFAULT_TARGET}].", rich_help_panel=SOLUTIONS),
+    gpu: Optional[str] = typer.Option(None, help="The GPU the prompts describe [default: the device's].",
+                                      rich_help_panel=SOLUTIONS),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature [default: the server's].",
+                                                rich_help_panel=SOLUTIONS),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus sampling [default: the server's].",
+                                          rich_help_panel=SOLUTIONS),
     max_tokens: Optional[int] = typer.Option(None, min=1, help="Most tokens per reply [default: the server's; "
-                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic]."),
-    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai)."),
+                                             f"{providers.DEFAULT_ANTHROPIC_MAX_TOKENS} for anthropic].",
+                                             rich_help_panel=SOLUTIONS),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed, where the server takes one (openai).",
+                                       rich_help_panel=SOLUTIONS),
     reasoning_effort: Optional[str] = typer.Option(
-        None, help="Reasoning effort of OpenAI's reasoning models (minimal, low, medium, high) [default: the server's]."),
+        None, help="Reasoning effort of OpenAI's reasoning models (minimal, low, medium, high) [default: the "
+        "server's].", rich_help_panel=SOLUTIONS),
     option: Optional[List[str]] = typer.Option(
         None, "--option", help="Another field of each request's body, KEY=VALUE (VALUE read as JSON where it is, "
         "e.g. thinking='{\"type\": \"enabled\", \"budget_tokens\": 4096}' for anthropic); repeatable; "
-        "kept with the run like every sampling setting."),
-    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once."),
+        "kept with the run like every sampling setting.", rich_help_panel=SOLUTIONS),
+    concurrency: int = typer.Option(agent.DEFAULT_CONCURRENCY, min=1, help="Requests in flight at once.",
+                                    rich_help_panel=SOLUTIONS),
     max_retries: int = typer.Option(providers.DEFAULT_MAX_RETRIES, min=0,
-                                    help="Retries of a request (backoff on 429, 5xx, timeouts)."),
-    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request."),
+                                    help="Retries of a request (backoff on 429, 5xx, timeouts).",
+                                    rich_help_panel=SOLUTIONS),
+    request_timeout: float = typer.Option(providers.DEFAULT_REQUEST_TIMEOUT, min=1, help="Seconds per request.",
+                                          rich_help_panel=SOLUTIONS),
     agent_time_limit: Optional[float] = typer.Option(
-        None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}]."
-    ),
-    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version]."),
+        None, min=1, help=f"Seconds per run of a command agent [default: {command_agent.DEFAULT_AGENT_TIME_LIMIT:g}].",
+        rich_help_panel=SOLUTIONS),
+    agent_version: Optional[str] = typer.Option(None, help="A command agent's version [default: PROGRAM --version].",
+                                                rich_help_panel=SOLUTIONS),
     # A command agent's sandbox (docs/agent.md): what it may reach beyond its workspace, kept with the run.
     agent_network: Optional[bool] = typer.Option(None, "--agent-network/--no-agent-network", help="Let a command "
                                                  "agent reach the network (one that calls a model's API needs it) "
-                                                 "[default: no]."),
+                                                 "[default: no].", rich_help_panel=SOLUTIONS),
     agent_gpu: Optional[bool] = typer.Option(None, "--agent-gpu/--no-agent-gpu", help="Let a command agent use the "
-                                             "GPU itself (its evaluate tool judges on it either way) [default: no]."),
+                                             "GPU itself (its evaluate tool judges on it either way) [default: no].",
+                                             rich_help_panel=SOLUTIONS),
     agent_env: Optional[List[str]] = typer.Option(None, help="Environment variables a command agent receives, by "
                                                   "name (an API key), comma-separated or repeated [default: none "
-                                                  "beyond PATH, LANG, CUDA_*, TRITON_*, ...]."),
-    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one."),
-    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins)."),
+                                                  "beyond PATH, LANG, CUDA_*, TRITON_*, ...].",
+                                                  rich_help_panel=SOLUTIONS),
+    prices: Optional[Path] = typer.Option(None, help="A TOML or JSON price table adding to the built-in one.",
+                                          rich_help_panel=SOLUTIONS),
+    env_file: Path = typer.Option(Path(".env"), help="A .env file read for API keys (the environment wins).",
+                                  rich_help_panel=SOLUTIONS),
     api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
-                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY]."),
+                                              "OPENAI_API_KEY or ANTHROPIC_API_KEY].", rich_help_panel=SOLUTIONS),
     db: Path = DB_OPTION,
-    device: Optional[str] = typer.Option(None, help="cpu, cuda or cuda:N [default: cuda if present, else cpu]"),
-    baseline: Optional[List[str]] = typer.Option(None, help="Baseline columns, comma-separated or repeated "
-                                                 "(eager,compile,...) [default: eager,compile on a GPU, eager on a CPU]."),
-    size: Optional[str] = typer.Option(None, help="auto (small on a CPU), default or small [default: auto]."),
-    trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}]."),
-    timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}]."),
-    policy: Optional[str] = typer.Option(None, help="Guard policy: lenient (integrity rules reject, "
-                                          "style rules flag), strict (style rules reject too) or off [default: lenient]."),
+    device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to judge [default: cuda if present, "
+                                         "else cpu].", rich_help_panel=JUDGE),
+    baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...",
+                                                 help="Baseline columns, comma-separated or repeated "
+                                                 "(eager,compile,...) [default: eager,compile on a GPU, eager on a "
+                                                 "CPU].", rich_help_panel=JUDGE),
+    size: Optional[str] = typer.Option(None, metavar=SIZE, help="The problems' sizes (auto: small on a CPU) "
+                                       "[default: auto].", rich_help_panel=JUDGE),
+    trials: Optional[int] = typer.Option(None, min=1, help=f"Correctness trials [default: {DEFAULT_TRIALS}].",
+                                         rich_help_panel=JUDGE),
+    timeout: Optional[float] = typer.Option(None, min=1, help=f"Seconds per evaluation [default: {DEFAULT_TIMEOUT:g}].",
+                                            rich_help_panel=JUDGE),
+    policy: Optional[str] = typer.Option(None, metavar=POLICY,
+                                         help="Guard policy: lenient (integrity rules reject, style rules "
+                                         "flag), strict (style rules reject too) or off [default: lenient].",
+                                         rich_help_panel=JUDGE),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
-                                              "replays (docs/timing.md) [default: no]."),
+                                              "replays (docs/timing.md) [default: no].", rich_help_panel=JUDGE),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
-                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: sandbox]."),
-    dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES): float32 or "
-                                        "bfloat16; problems without it are left out [default: float32]."),
+                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: "
+                                           "sandbox].", rich_help_panel=JUDGE),
+    dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES); problems "
+                                        "without it are left out [default: float32].", metavar="|".join(DTYPES),
+                                        rich_help_panel=PROBLEMS),
+    precision: Optional[str] = typer.Option(
+        None, metavar="|".join(PRECISIONS), help="Judge every problem cast as KernelBench does: floating-point inputs "
+        "and weights in fp16 or bf16, at the file's sizes, tolerance 1e-2 (not a problem's own --dtype variant; "
+        "recorded with the run, which compare keeps apart).", rich_help_panel=PROBLEMS),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the selection's first N problems (a smoke run); "
-                                        "part of the run's settings."),
+                                        "part of the run's settings.", rich_help_panel=PROBLEMS),
     gpus: Optional[str] = typer.Option(
-        None, help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
-        "Not part of the run's settings: a resumed run may use others."),
+        None, metavar="all|0,1,...",
+        help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
+        "Not part of the run's settings: a resumed run may use others.", rich_help_panel=EXECUTION),
     build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
                                    "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
-                                   "[default: 0, each evaluation builds its own]."),
-    executor: str = typer.Option("local", help="local: this machine, one evaluation at a time per device (--gpus); "
+                                   "[default: 0, each evaluation builds its own].", rich_help_panel=EXECUTION),
+    executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS),
+                                 help="local: this machine, one evaluation at a time per device (--gpus); "
                                  "ray: each evaluation a Ray task holding one GPU (one CPU for a CPU run), on a local "
                                  "Ray instance or the cluster at --address (pip install 'kbench[ray]'). Runs of files "
-                                 "only; not part of the run's settings, recorded in each session's manifest."),
-    address: Optional[str] = typer.Option(None, help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
-                                          "or ray://HOST:PORT) [default: start a local Ray instance]."),
+                                 "only; not part of the run's settings, recorded in each session's manifest.",
+                                 rich_help_panel=EXECUTION),
+    address: Optional[str] = typer.Option(None, metavar="ADDRESS",
+                                          help="With --executor ray: the Ray cluster to join (auto, HOST:PORT "
+                                          "or ray://HOST:PORT) [default: start a local Ray instance].",
+                                          rich_help_panel=EXECUTION),
     rejudge: Optional[str] = typer.Option(
         None, "--rejudge", metavar="STATUS[,STATUS]", help="Judge again, in a new session of the stored run, its "
         "samples whose verdict has one of these statuses (e.g. rejected after a judge defect): the stored solutions, "
-        "never a model; earlier verdicts are kept (kbench show)."),
-    plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs (the default off a terminal)."),
+        "never a model; earlier verdicts are kept (kbench show).", rich_help_panel=STORE),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Show the run's progress on "
+                                            "stderr: a bar on a terminal, a line per evaluation off one (--plain); "
+                                            "--no-progress shows only the score at the end [default: progress].",
+                                            rich_help_panel=EXECUTION),
+    plain: bool = typer.Option(False, "--plain", help="A line per evaluation, for logs, never a bar (the default "
+                               "off a terminal).", rich_help_panel=EXECUTION),
+    fail_on_error: Optional[int] = typer.Option(
+        None, "--fail-on-error", min=1, metavar="N", help="Stop the run (exit 1) at its Nth failure outside the "
+        "candidates (infra_error, generation_error, problem_error): a lost machine or a failing endpoint; what "
+        "finished is kept, and the same command resumes [default: never stop].", rich_help_panel=EXECUTION),
     as_json: bool = typer.Option(False, "--json", help="Print the run's score as one JSON object on stdout (as "
-                                 "`kbench score --json`); progress goes to stderr."),
+                                 "`kbench score --json`); progress goes to stderr.", rich_help_panel=EXECUTION),
 ) -> None:
     """Ask a model for solutions (--model) or take them from a directory (--solutions), judge them
     against a selection of problems, and store everything.
@@ -139,6 +210,7 @@ def run_command(
     Options left out when resuming are taken from the run as stored; options given must match it.
     """
     with usage_errors():
+        problems = [*(problems or []), *(problem or [])] or None
         if not RUN_NAME.fullmatch(run):
             raise UsageError(f"run name {run!r}: use letters, digits, '.', '_' and '-'")
         stored = None
@@ -147,23 +219,27 @@ def run_command(
                 stored = store.run(run)
         stored_config = stored.config if stored else None
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
-                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
+                      policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                      precision=precision)
+        generation = model_run.Generation(
+            samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
+            target=target, gpu=gpu, concurrency=concurrency,
+            sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort,
+                              model_run.request_options(option)),
+            max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
+            agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
+            agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None),
+        )
         if repo_run.chosen_track(run, track, stored_config, tasks) == REPO_TRACK:  # tasks: kbench.cli.repo_run
             repo_run.run_repo(
-                run, stored_config, lambda work, show_turns=False: _execute(run, db, plain, as_json, work, show_turns),
+                run, stored_config, lambda work, show_turns=False: _execute(
+                    run, db, plain, as_json, work, show_turns, progress=progress, fail_on_error=fail_on_error),
                 model=model, solutions=solutions, tasks=tasks, rejudge=rejudge, gpus=gpus, devices=_devices,
-                generation=_Generation(
-                    samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
-                    target=target, gpu=gpu, concurrency=concurrency, max_retries=max_retries,
-                    sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)),
-                    request_timeout=request_timeout, agent_time_limit=agent_time_limit, agent_version=agent_version,
-                    prices=prices, env_file=env_file, api_key_env=api_key_env,
-                    agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None)),
-                judged=dict(device=device, size=size, trials=trials, timeout=timeout, policy=policy, sandbox=sandbox,
-                            limit=limit),
+                generation=generation, judged=dict(device=device, size=size, trials=trials, timeout=timeout,
+                                                   policy=policy, sandbox=sandbox, limit=limit),
                 kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--dtype": dtype,
-                             "--target": target, "--build-jobs": build_jobs, "--address": address,
-                             "--executor": None if executor == "local" else executor})
+                             "--precision": precision, "--target": target, "--build-jobs": build_jobs,
+                             "--address": address, "--executor": None if executor == "local" else executor})
             return
         if rejudge is not None:
             given = {"--model": model, "--solutions": solutions, "--problems": problems, "--samples": samples,
@@ -174,11 +250,12 @@ def run_command(
                 raise UsageError(f"no run named {run!r} in {db} to re-judge")
             statuses = rejudge_run.parse_statuses(rejudge)
             settings = _judge_settings(stored_config, **judged)
-            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"])
+            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"], settings["precision"])
             config = rejudge_run.rejudge_config(stored_config, selected, **settings)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
-                store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread))
+                store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread),
+                progress=progress, fail_on_error=fail_on_error)
             return
         spec = providers.parse_model(model) if model else None
         if spec is not None and solutions is not None:
@@ -200,32 +277,36 @@ def run_command(
             _warn_unclaimed(config, plan)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
-                store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread))
+                store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread),
+                progress=progress, fail_on_error=fail_on_error)
             return
         if build_jobs or executor != "local" or address is not None:
             raise UsageError("--build-jobs, --executor and --address are for runs of files (--solutions); a "
                              "model's run judges its candidates as they come, one at a time per GPU (--gpus)")
         if stored_config is not None and stored_config.source == "replay":
             raise UsageError(f"run {run!r} replays files from {stored_config.solutions}; it cannot continue with a model")
-        generation = _Generation(
-            samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
-            target=target, gpu=gpu, concurrency=concurrency,
-            sampling=Sampling(temperature, top_p, max_tokens, seed, reasoning_effort, request_options(option)),
-            max_retries=max_retries, request_timeout=request_timeout, agent_time_limit=agent_time_limit,
-            agent_version=agent_version, prices=prices, env_file=env_file, api_key_env=api_key_env,
-            agent_access=(agent_network, agent_gpu, split_names(agent_env) if agent_env else None),
-        )
-        config, plan, the_agent = _generated_setup(stored_config, spec, problems, generation, **judged)
+        if stored_config is None and not problems:
+            raise UsageError("a new run needs --problems")
+        selection = tuple(problems) if problems else stored_config.selection
+        settings = _judge_settings(stored_config, **judged)
+        chosen = _runnable(selection, settings["dtype"], settings["limit"], settings["precision"])
+        config, plan, the_agent = model_run.generated_setup(stored_config, spec, selection, generation, settings,
+                                                            chosen)
         devices = _devices(gpus, config.device)
         try:
             _execute(run, db, plain, as_json, lambda store, listener: agent.execute(
                 store, run, config, plan, the_agent, evaluate=evaluate, listener=listener, devices=devices),
-                show_turns=config.turns > 1)
+                show_turns=config.turns > 1, progress=progress, fail_on_error=fail_on_error)
         finally:
             the_agent.provider.close()
 
 
 def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
+    for problem_id, faults in plan.faults.items():
+        left = "recorded as missing" if not plan.samples_of(problem_id) else "its other samples are judged"
+        for name, fault in faults.items():
+            make_console(stderr=True).print(f"[yellow]warning:[/yellow] {name} in {config.solutions} is {fault}: "
+                                            f"not a solution of {problem_id} ({left})", highlight=False, soft_wrap=True)
     if plan.unclaimed:
         shown = ", ".join(plan.unclaimed[:5]) + (", ..." if len(plan.unclaimed) > 5 else "")
         make_console(stderr=True).print(
@@ -234,23 +315,33 @@ def _warn_unclaimed(config: RunConfig, plan: runner.Plan) -> None:
         )
 
 
-def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: bool = False) -> None:
-    """Run ``work(store, listener)`` with progress shown, Ctrl-C and SIGTERM stopping it
-    cleanly, and the score printed at the end (as JSON on stdout, with the progress
-    on stderr, for ``--json``)."""
+def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: bool = False, *,
+             progress: bool | None = None, fail_on_error: int | None = None) -> None:
+    """Run ``work(store, listener)`` with progress shown (a bar on a terminal, lines off
+    one or when ``plain``, nothing with ``progress`` False), Ctrl-C and SIGTERM stopping it
+    cleanly, the ``fail_on_error``-th failure outside the candidates stopping it (exit 1),
+    and the score printed at the end (as JSON on stdout, with the progress on stderr, for
+    ``--json``). Exit 1 too when nothing of the run was judged because everything failed
+    outside the candidates (every request to a model, say)."""
     shown = make_console(stderr=True) if as_json else console
+    errors = make_console(stderr=True)
     with Store(db) as store:
-        progress = PlainProgress if plain or not shown.is_terminal else BarProgress
-        listener = progress(shown, show_turns=show_turns)
+        lines = plain or not shown.is_terminal
+        display = QuietProgress if progress is False else PlainProgress if lines else BarProgress
+        listener = display(shown, show_turns=show_turns)
         try:
             with _sigterm_interrupts():
-                work(store, listener)
+                work(store, ErrorLimit(listener, fail_on_error) if fail_on_error else listener)
         except KeyboardInterrupt:
             listener.close()
-            make_console(stderr=True).print(
-                f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`"
-            )
+            errors.print(f"interrupted: finished verdicts are stored; resume with `kbench run --run {run} --db {db}`")
             raise typer.Exit(code=130) from None
+        except TooManyFailures as stopped:
+            listener.close()
+            errors.print(f"[red]stopped[/red] (--fail-on-error {fail_on_error}): {escape(str(stopped))}\n"
+                         f"finished verdicts are stored; resume with `kbench run --run {run} --db {db}`",
+                         highlight=False, soft_wrap=True)
+            raise typer.Exit(code=1) from None
         except BaseException:
             listener.close()
             raise
@@ -258,35 +349,18 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
         data = store.load(run)
     if data.run.config.track == REPO_TRACK:
         show_repo_score(console, data, as_json)
-        return
-    result = score_run(outcomes(data), columns_of(data))
-    if as_json:
-        typer.echo(json.dumps(finite(score_document(data, result)), indent=2, allow_nan=False))
+    elif as_json:
+        typer.echo(json.dumps(finite(score_document(data, score_run(outcomes(data), columns_of(data)))), indent=2,
+                              allow_nan=False))
     else:
-        print_score(console, data, result)
-
-
-@dataclass(frozen=True)
-class _Generation:
-    """The generation options of ``kbench run`` as given (None: not given)."""
-
-    samples: int | None
-    turns: int | None
-    base_url: str | None
-    template: str | None
-    refine_template: str | None
-    target: str | None
-    gpu: str | None
-    sampling: Sampling
-    concurrency: int
-    max_retries: int
-    request_timeout: float
-    agent_time_limit: float | None
-    agent_version: str | None
-    agent_access: tuple[bool | None, bool | None, list[str] | None]  # network, GPU, variables (None: not given)
-    prices: Path | None
-    env_file: Path
-    api_key_env: str | None
+        print_score(console, data, score_run(outcomes(data), columns_of(data)))
+    failed = [e for e in data.evaluations if e.status in RETRIED_STATUSES]
+    if failed and all(e.status in RETRIED_STATUSES or e.status == "missing" for e in data.evaluations):
+        errors.print(f"[red]nothing was judged:[/red] every sample failed outside the candidates "
+                     f"({counts_text(Counter(e.status for e in failed))}); the first: "
+                     f"{escape(one_line(failed[0].reason))}",
+                     highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1)
 
 
 def _devices(gpus: str | None, device: str) -> list[str]:
@@ -325,121 +399,37 @@ def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
         raise UsageError(str(exc)) from exc
 
 
-def request_options(given: list[str] | None) -> dict[str, Any]:
-    """``--option KEY=VALUE`` pairs: VALUE as JSON where it parses, else as text."""
-    options: dict[str, Any] = {}
-    for pair in given or []:
-        key, equals, value = pair.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--option {pair!r}: expected KEY=VALUE")
-        try:
-            options[key.strip()] = json.loads(value)
-        except ValueError:
-            options[key.strip()] = value
-    return options
-
-
-def _generated_setup(stored: RunConfig | None, spec: providers.ModelSpec, problems, options: _Generation, *,
-                     device, baseline, size, trials, timeout, policy, cuda_graph, sandbox, dtype, limit):
-    """The config, plan and agent of a run that asks a model, from the options and,
-    for those left out, the stored run (or the defaults)."""
-    if stored is None and not problems:
-        raise UsageError("a new run needs --problems")
-    old = agent.AgentConfig.from_dict(stored.generation) if stored is not None else None
-    selection = tuple(problems) if problems else stored.selection
-    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
-    target = options.target or (old.target if old else agent.DEFAULT_TARGET)
-    if target not in ("triton", "cuda"):
-        raise UsageError(f"--target {target!r}: choose triton or cuda")
-    turns = options.turns or (stored.turns if stored else 1)
-    samples = options.samples or (stored.samples if stored else 1)
-    if options.template:
-        template = agent.choose_template(options.template, target, "initial")
-    else:
-        template = agent.restore_template(old.template, target) if old else agent.choose_template(
-            agent.DEFAULT_TEMPLATE, target, "initial")
-    if options.refine_template:
-        refine = agent.choose_template(options.refine_template, target, "refine")
-    elif old and old.refine_template:
-        refine = agent.restore_template(old.refine_template, target)
-    else:
-        refine = agent.choose_template(agent.DEFAULT_REFINE_TEMPLATE, target, "refine")
-    gpu = options.gpu if options.gpu is not None else old.gpu if old else agent.default_gpu(judged["device"])
-    same_provider = old is not None and old.provider == spec.provider
-    if spec.provider == "command":
-        stored_agent = (old.agent or {}) if same_provider else {}
-        provider = command_agent.CommandProvider(
-            spec.name,
-            judge=command_agent.JudgeSettings(judged["device"], judged["size"], judged["trials"], judged["timeout"],
-                                          judged["policy"], judged["cuda_graph"], judged["sandbox"], judged["dtype"]),
-            time_limit=options.agent_time_limit or stored_agent.get("time_limit_s") or command_agent.DEFAULT_AGENT_TIME_LIMIT,
-            version=options.agent_version or stored_agent.get("version"),
-            access=_agent_access(options.agent_access, stored_agent),
-        )
-        price = None
-    else:
-        given = asdict(options.sampling)
-        kept = (old.sampling or {}) if same_provider else {}
-        merged = {k: v if v not in (None, {}) else kept.get(k) for k, v in given.items()}
-        sampling = Sampling(**{k: v for k, v in merged.items() if v is not None})
-        table = load_prices(options.prices) if options.prices else builtin_table()
-        make = providers.OpenAIProvider if spec.provider == "openai" else providers.AnthropicProvider
-        provider = make(
-            spec.name,
-            base_url=options.base_url or (old.endpoint if same_provider else None),
-            key_env=options.api_key_env,
-            env_file=options.env_file,
-            timeout=options.request_timeout,
-            max_retries=options.max_retries,
-            sampling=sampling,
-        )
-        price = price_for(spec.provider, spec.name, table)
-    the_agent = agent.Agent(provider, template, refine, target=target, gpu=gpu, concurrency=options.concurrency,
-                            price=price)
-    plan = runner.plan_generated(_runnable(selection, judged["dtype"], judged["limit"]), samples, str(provider.spec))
-    config = runner.generated_config(
-        plan,
-        selection=selection,
-        model=str(provider.spec),
-        source=spec.provider,
-        samples=samples,
-        turns=turns,
-        generation=the_agent.config(turns).to_dict(),
-        **judged,
-    )
-    return config, plan, the_agent
-
-
-def _agent_access(given: tuple[bool | None, bool | None, list[str] | None],
-                  stored: dict[str, Any]) -> command_agent.AgentAccess:
-    """A command agent's network, GPU and variables: as given, else as the run stored them, else none."""
-    network, gpu, env = given
-    return command_agent.AgentAccess(
-        network=network if network is not None else bool(stored.get("network", False)),
-        gpu=gpu if gpu is not None else bool(stored.get("gpu", False)),
-        env=tuple(env if env is not None else stored.get("env", ())),
-    )
-
-
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype, limit):
+                     cuda_graph, sandbox, dtype, limit, precision):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit)
-    plan = runner.plan_replay(_runnable(selection, judged["dtype"], judged["limit"]), solutions_dir)
+                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                             precision=precision)
+    chosen = _runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
+    plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype, limit) -> dict[str, Any]:
+                    sandbox, dtype, limit, precision) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
-    the device and size resolved, CUDA-graph timing only on a CUDA device."""
+    the device and size resolved, CUDA-graph timing only on a CUDA device. A
+    KernelBench precision judges in its dtype; with --dtype given, none is taken
+    from the stored run (so that a run of the other kind is refused, not mixed)."""
+    if precision is not None and dtype is not None:
+        raise UsageError("--precision casts every problem as KernelBench does; --dtype judges a problem's own "
+                         "variant: give one of them")
+    if precision is None and dtype is None and stored is not None:
+        precision = stored.precision
+    if precision is not None:
+        if precision not in PRECISIONS:
+            raise UsageError(f"--precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+        dtype = PRECISIONS[precision]
     device = resolve_device(device if device is not None else stored.device if stored else None)
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
     check_settings(TimingSettings(cuda_graph=cuda_graph), device)
@@ -454,6 +444,7 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
         "limit": limit if limit is not None else stored.limit if stored else None,
+        "precision": precision,
     }
 
 
@@ -463,10 +454,14 @@ def _check_dtype(dtype: str) -> str:
     return dtype
 
 
-def _runnable(selection, dtype: str, limit: int | None = None) -> list:
+def _runnable(selection, dtype: str, limit: int | None = None, precision: str | None = None) -> list:
     """The selected problems this Python can run in ``dtype`` (the first ``limit``
-    of them); the others are named on stderr and left out."""
-    problems, skipped = runner.runnable(runner.select_problems(selection), dtype)
+    of them), each cast as KernelBench does at a ``precision``; the others are named
+    on stderr and left out."""
+    selected = runner.select_problems(selection)
+    if precision is not None:
+        selected = [kernelbench.at_precision(problem, precision) for problem in selected]
+    problems, skipped = runner.runnable(selected, dtype)
     if skipped:
         reasons = sorted(set(skipped.values()))
         hint = f"; for level 4: {install_hint('transformers', 'level4')}" if any(
@@ -496,4 +491,4 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run_command)
+    app.command("run", cls=HelpCommand)(run_command)

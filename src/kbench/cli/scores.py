@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import DB_OPTION, UsageError, counts_text, make_console, usage_errors
+from kbench.cli.common import DB_OPTION, HelpCommand, UsageError, counts_text, make_console, usage_errors
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs import export
@@ -130,7 +130,9 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     out.print(
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
         f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}, "
-        f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else ""),
+        f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else "")
+        + (f", every problem cast to {data.run.config.precision} as KernelBench does (--precision)"
+           if data.run.config.precision else ""),
         highlight=False,
         soft_wrap=True,
     )
@@ -305,7 +307,7 @@ def _speedup_change(flip: Flip, column: str) -> str:
 
 def export_command(
     run: str = typer.Argument(..., help="Run name."),
-    format: str = typer.Option("jsonl", "--format", "-f", help=f"One of {', '.join(export.FORMATS)}."),
+    format: str = typer.Option("jsonl", "--format", "-f", metavar="|".join(export.FORMATS), help="What to write."),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="File to write ('-': stdout) [default: RUN.jsonl, RUN.parquet, RUN.eval_results.json]."
     ),
@@ -319,22 +321,25 @@ def export_command(
             data = store.load(run)
         default_name = {"jsonl": f"{run}.jsonl", "parquet": f"{run}.parquet", "kernelbench": f"{run}.eval_results.json"}
         target = output or Path(default_name[format])
-        if format == "parquet":
-            if str(target) == "-":
-                raise UsageError("parquet is binary: give --output a file")
-            count = export.write_parquet(data, target)
-        else:
-            write = export.write_jsonl if format == "jsonl" else export.write_kernelbench
-            if str(target) == "-":
-                count = write(data, sys.stdout)
+        try:
+            if format == "parquet":
+                if str(target) == "-":
+                    raise UsageError("parquet is binary: give --output a file")
+                count = export.write_parquet(data, target)
             else:
-                with open(target, "w") as out:
-                    count = write(data, out)
+                write = export.write_jsonl if format == "jsonl" else export.write_kernelbench
+                if str(target) == "-":
+                    count = write(data, sys.stdout)
+                else:
+                    with open(target, "w") as out:
+                        count = write(data, out)
+        except OSError as exc:  # a folder that does not exist or cannot be written, a full disk
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
     if str(target) != "-":
         Console(stderr=True).print(f"wrote {count} evaluations of run {run} to {target}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("score")(score_command)
-    app.command("compare")(compare_command)
-    app.command("export")(export_command)
+    app.command("score", cls=HelpCommand)(score_command)
+    app.command("compare", cls=HelpCommand)(compare_command)
+    app.command("export", cls=HelpCommand)(export_command)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from kbench.cli.common import UsageError, usage_error, usage_errors
+from kbench.cli.common import HelpCommand, UsageError, usage_error, usage_errors
 from kbench.cli.scores import RESAMPLES_OPTION, SEED_OPTION
 from kbench.cli.verdicts import print_verdict
 from kbench.core.verdict import Trial, Verdict
@@ -224,6 +224,6 @@ def report_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("runs")(runs_command)
-    app.command("show")(show_command)
-    app.command("report")(report_command)
+    app.command("runs", cls=HelpCommand)(runs_command)
+    app.command("show", cls=HelpCommand)(show_command)
+    app.command("report", cls=HelpCommand)(report_command)

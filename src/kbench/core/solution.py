@@ -28,6 +28,12 @@ class Solution:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Solution":
+        """The solution in the file at ``path``. Source text given as a path (a reward
+        loop holds source, not files) is refused with the way to pass it: ``Solution(source=text)``."""
+        if isinstance(path, str) and looks_like_source(path):
+            first = path.strip().splitlines()[0][:60] if path.strip() else ""
+            raise SolutionError(f"solution {first!r}...: this is source code, not a path to a file; pass it as "
+                                "kbench.Solution(source=text)")
         path = Path(path)
         try:
             # Undecodable bytes are kept (replaced) so that "not Python at all"
@@ -36,3 +42,8 @@ class Solution:
             return cls(source=source, path=path.resolve())
         except OSError as exc:
             raise SolutionError(f"solution file {path}: cannot be read ({exc})") from exc
+
+
+def looks_like_source(text: str) -> bool:
+    """Whether a string given as a path is Python source instead (paths hold no line breaks)."""
+    return "\n" in text or "class ModelNew" in text or "import torch" in text

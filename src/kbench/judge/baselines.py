@@ -103,7 +103,11 @@ class CachedBaseline:
     measured_at: str
 
 
-def cache_key(problem_sha256: str, size: str, dtype: str, column: str, env: Environment) -> str:
+def cache_key(problem_sha256: str, size: str, dtype: str, column: str, env: Environment,
+              sizes: dict[str, Any] | None = None) -> str:
+    """The entry's key. ``sizes``: the size constants the problem ran with, given for
+    dtypes other than float32, where the same file runs at its dtype variant's sizes
+    (KBENCH_DTYPE_SIZES) or as written (KernelBench's precision cast, kbench.suite.kernelbench)."""
     material = {
         "protocol": PROTOCOL_VERSION,
         "problem": problem_sha256,
@@ -114,6 +118,8 @@ def cache_key(problem_sha256: str, size: str, dtype: str, column: str, env: Envi
         "environment": asdict(env),
         "pinned": state.PINNED,
     }
+    if sizes is not None:
+        material["sizes"] = sizes
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -151,11 +157,11 @@ class BaselineCache:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def lookup(self, problem_sha256: str, size: str, dtype: str, column: str, env: Environment
-               ) -> tuple[CachedBaseline | None, list[str]]:
+    def lookup(self, problem_sha256: str, size: str, dtype: str, column: str, env: Environment,
+               sizes: dict[str, Any] | None = None) -> tuple[CachedBaseline | None, list[str]]:
         """The entry measured under exactly this environment, and a line for each
         entry of the same problem and column that was not used (another environment)."""
-        key = cache_key(problem_sha256, size, dtype, column, env)
+        key = cache_key(problem_sha256, size, dtype, column, env, sizes)
         rows = self._db.execute(
             "SELECT * FROM baselines WHERE problem_sha256 = ? AND size = ? AND dtype = ? AND column_name = ?",
             (problem_sha256, size, dtype, column),

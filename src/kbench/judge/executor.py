@@ -17,6 +17,7 @@ each, on a local Ray instance or a cluster); ``make_executor`` picks one by name
 from __future__ import annotations
 
 import contextlib
+import inspect
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -192,8 +193,9 @@ def make_executor(executor: str | Executor = "local", devices: Sequence[str] | N
 
 def evaluate_many(
     pairs: Iterable[tuple[Problem | str | Path, Solution | str | Path]],
-    devices: Sequence[str] | None = None,
+    devices: Sequence[str] | str | None = None,
     *,
+    device: str | None = None,
     build_jobs: int = 0,
     executor: str | Executor = "local",
     address: str | None = None,
@@ -201,14 +203,37 @@ def evaluate_many(
 ) -> Iterator[tuple[int, Verdict]]:
     """Judge every ``(problem, solution)`` pair, as ``evaluate`` would with ``options``;
     yields ``(index in pairs, verdict)`` as each finishes. ``executor``: ``local`` (one
-    evaluation at a time on each of ``devices``, default every local GPU, else the CPU),
-    ``ray`` (Ray tasks holding one GPU each, on the cluster at ``address`` or a local Ray
-    instance; ``devices`` then only says cpu or cuda) or an executor made beforehand
-    (``LocalExecutor``, ``RayExecutor``); ``build_jobs``: builds running ahead, so that
-    compiled extensions are built on the CPUs while the devices measure. The pairs are
-    read here, so that every task carries its sources. For reward loops and batch scoring."""
-    chosen = make_executor(executor, devices, build_jobs, address)
+    evaluation at a time on each of ``devices``, default every local GPU, else the CPU;
+    ``device="cuda:0"`` is ``devices=["cuda:0"]``), ``ray`` (Ray tasks holding one GPU
+    each, on the cluster at ``address`` or a local Ray instance; ``devices`` then only
+    says cpu or cuda) or an executor made beforehand (``LocalExecutor``, ``RayExecutor``);
+    ``build_jobs``: builds running ahead, so that compiled extensions are built on the
+    CPUs while the devices measure. For reward loops and batch scoring.
+
+    Everything is checked here, at the call, before anything runs: an option ``evaluate``
+    does not take is a TypeError, a device or executor that does not exist a ValueError,
+    and the pairs are read (a missing file is a SolutionError or ProblemError), so that
+    every task carries its sources."""
+    if device is not None:
+        if devices is not None:
+            raise TypeError("evaluate_many() takes devices=[...] or device=..., not both")
+        devices = [device]
+    elif isinstance(devices, str):
+        devices = [devices]
+    unknown = sorted(set(options) - EVALUATE_OPTIONS)
+    if unknown:
+        raise TypeError(f"evaluate_many() got options that evaluate() does not take: {', '.join(unknown)}")
     jobs = [(_problem(problem), _solution(solution)) for problem, solution in pairs]
+    chosen = make_executor(executor, devices, build_jobs, address)
+    return _evaluated(chosen, jobs, options)
+
+
+# The options evaluate_many hands to evaluate: all but what it passes itself for each pair.
+EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate).parameters) - {"problem", "solution", "device"}
+
+
+def _evaluated(chosen: Executor, jobs: list[tuple[Problem, Solution]], options: dict[str, Any]
+               ) -> Iterator[tuple[int, Verdict]]:
     sandbox = options.get("sandbox", True)
     yield from chosen.map(
         jobs,

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kbench.judge import vmm
+from kbench.judge import tracebacks, vmm
 from kbench.judge.baselines import (
     BaselineCache,
     CachedBaseline,
@@ -101,7 +101,9 @@ def time_reference(
 
 
 def reference_failure(problem: Problem, what: str, detail: str, reference: Worker) -> ProblemError:
-    """The problem is at fault when its own Model fails; say how, with what it printed."""
+    """The problem is at fault when its own Model fails; say how, with what it printed.
+    A traceback keeps the problem file's own frames (and the innermost), not kbench's."""
+    detail = tracebacks.for_author(detail, str(problem.path), str(problem.path))
     printed = reference.output.text().strip()
     tail = f"\nreference output:\n{printed[-4000:]}" if printed else ""
     error = ProblemError(f"problem {problem.path}: the reference failed while {what}: {detail.strip()}{tail}")
@@ -331,7 +333,8 @@ class ReferenceSide:
                 for column in self.columns:
                     if column == "eager":
                         continue
-                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment)
+                    hit, not_used = cache.lookup(self.problem.sha256, self.size, self.dtype, column, environment,
+                                                 self.cache_sizes())
                     if hit:
                         found[column] = hit
                     if not_used:
@@ -342,13 +345,18 @@ class ReferenceSide:
             return {}
         return found
 
+    def cache_sizes(self) -> dict[str, Any] | None:
+        """The sizes in a cache entry's key: in another dtype than float32 the same file
+        runs at its variant's sizes or as written (a KernelBench precision)."""
+        return None if self.dtype == "float32" else self.problem.size_constants(self.size, self.dtype)
+
     def store(self, column: str, measured: Timing, eager: Timing) -> None:
         """A compiled column just measured, into the cache (where there is one)."""
         if self.cache is None:
             return
         environment = self.environment()
         entry = CachedBaseline(
-            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment),
+            key=cache_key(self.problem.sha256, self.size, self.dtype, column, environment, self.cache_sizes()),
             problem_sha256=self.problem.sha256, size=self.size, dtype=self.dtype, column=column,
             runtime_ms=measured.median_ms, eager_ms=eager.median_ms, timing=measured.summary(),
             environment=asdict(environment), measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -10,7 +10,8 @@ and between its frames (``Module`` calls), with only the innermost one kept
 after its last frame (where the error was raised, inside torch or Triton).
 A traceback with no frame of the solution's (a constructor called with the
 wrong arguments) keeps none: they are all the harness's. The exception line
-stays whole.
+stays whole. A problem whose own ``Model`` or file fails is shown the same
+way (``reference.reference_failure``): the problem file's frames, not kbench's.
 Judge-side text processing of what the candidate's process reported: it is
 shown to people and to models, and decides nothing.
 """

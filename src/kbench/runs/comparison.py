@@ -3,7 +3,8 @@ B - A, and the problems whose status flipped.
 
 Two scores mean something side by side only when everything but the thing
 being compared (the model, the agent, the solutions) was the same: the GPU and
-its driver, the software, the size and dtype judged, the judge's policy and
+its driver, the software, the size and dtype judged (a problem's own variant in
+it, or KernelBench's cast of every problem: the precision), the judge's policy and
 timing, the baseline columns and how they are measured, and what the model
 was asked (prompt templates, sampling, agent). ``mismatches`` lists every such
 difference; ``kbench compare`` refuses on any, or shows them above the numbers
@@ -40,7 +41,8 @@ from kbench.runs.score import (
 )
 
 # What must be equal for two runs' numbers to be comparable, by where it is kept.
-CONFIG_FIELDS = ("device", "size", "dtype", "trials", "timeout", "policy", "cuda_graph", "sandbox", "baselines", "turns")
+CONFIG_FIELDS = ("device", "size", "dtype", "precision", "trials", "timeout", "policy", "cuda_graph", "sandbox",
+                 "baselines", "turns")
 MANIFEST_FIELDS = ("gpu_name", "gpu_driver", "python", "torch", "triton", "cuda", "cudnn", "global_settings",
                    "timing_protocol", "baseline_settings")
 # Of a generated run's settings (agents.loop.AgentConfig); provider, model and endpoint are what is compared.

@@ -8,16 +8,15 @@ denominator.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
 from kbench.core.versions import install_hint
 from kbench.runs.records import RunData, TurnRecord, finite
+from kbench.suite.kernelbench import number_of
 
 FORMATS = ("jsonl", "parquet", "kernelbench")
-KERNELBENCH_NUMBER = re.compile(r"(\d+)_")
 # Statuses after which the solution had been built, as KernelBench's "compiled" means.
 BUILT_STATUSES = frozenset({"correct", "incorrect", "runtime_error"})
 
@@ -235,18 +234,21 @@ def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:
     Problems are keyed by KernelBench's number when every problem of the run has
     one (its file name starts with ``<number>_``) and the run holds one level,
     as KernelBench's own files are per level; by kbench problem id otherwise.
+    Keyed by number, they come in number order: KernelBench's analysis script
+    (``scripts/benchmark_eval_analysis.py``) pairs each result with its baseline
+    file's entry by position, and that file lists a level's problems in number order.
     ``runtime`` is the candidate's median in milliseconds (-1.0 when not timed).
     A repository-track run has no such shape (its samples are patches to tasks): ExportError.
     """
     if data.run.config.track != "kernel":
         raise ExportError(f"run {data.run.name} is of the {data.run.config.track} track: KernelBench's "
                           "eval_results.json holds problems only (jsonl and parquet carry every track)")
-    numbers = {p.problem_id: KERNELBENCH_NUMBER.match(Path(p.path).name) for p in data.problems}
-    by_number = all(numbers.values()) and len({p.level for p in data.problems}) == 1
+    numbers = {p.problem_id: number_of(p.path) for p in data.problems}
+    by_number = None not in numbers.values() and len({p.level for p in data.problems}) == 1
     problems = {p.problem_id: p for p in data.problems}
     results: dict[str, list[dict[str, Any]]] = {}
     for row in rows(data):
-        key = str(int(numbers[row["problem_id"]].group(1))) if by_number else row["problem_id"]
+        key = str(numbers[row["problem_id"]]) if by_number else row["problem_id"]
         verdict = row["verdict"] or {}
         timing = verdict.get("timing") or {}
         phases = verdict.get("phase_seconds") or {}
@@ -283,7 +285,7 @@ def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:
                 }
             )
         )
-    return results
+    return dict(sorted(results.items(), key=lambda item: int(item[0]))) if by_number else results
 
 
 def write_kernelbench(data: RunData, out: TextIO) -> int:

@@ -89,6 +89,9 @@ class RunConfig:
     # "kernel" (problems: contest coding) or "repo" (repository-maintenance tasks, kbench.repo): a run is of
     # one track, and the tracks are scored apart (runs.repo_score) and never compared.
     track: str = "kernel"
+    # KernelBench's cast of every problem (fp16, bf16: kbench.suite.kernelbench), ``dtype`` then the one it casts
+    # to; None: each problem's own variant in ``dtype`` (KBENCH_DTYPES). Runs of the two are never compared.
+    precision: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

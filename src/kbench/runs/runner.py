@@ -19,9 +19,11 @@ running the same command again.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -37,7 +39,7 @@ from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
 from kbench.runs.repo_runner import TRACK as REPO_TRACK
 from kbench.runs.store import Store
-from kbench.suite import find_problem, suite_problems
+from kbench.suite import find_problem, kernelbench, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
 
 # The baseline columns of a run that names none (kbench.judge.baselines), by device type. On a
@@ -79,12 +81,15 @@ def tell_evaluating(listener: Listener | None, problem_id: str, sample_index: in
 
 @dataclass(frozen=True)
 class Plan:
-    """The problems of a run, in order, the samples found for them, and the source's
-    files that no problem claimed (often a misnamed solution, which would count as missing)."""
+    """The problems of a run, in order, the samples found for them, the source's files
+    that no problem claimed (often a misnamed solution, which would count as missing),
+    and the entries named as solutions that cannot be read as files (a broken link)."""
 
     problems: list[Problem]
     samples: list[SampleRecord]
     unclaimed: tuple[str, ...] = ()
+    # Entries named as a problem's solutions that are no readable file, by problem: {name: what is wrong}.
+    faults: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def samples_of(self, problem_id: str) -> list[SampleRecord]:
         return [s for s in self.samples if s.problem_id == problem_id]
@@ -96,24 +101,37 @@ def natural_key(text: str) -> list[int | str]:
 
 
 def normalise_selection(selection: Sequence[str]) -> tuple[str, ...]:
-    """Items split at commas, and paths made absolute, so a run resumes from any directory."""
+    """Items split at commas, and paths made absolute (KernelBench's ``DIR/level1/19`` too), so
+    a run resumes from any directory."""
     items = (part.strip() for entry in selection for part in entry.split(","))
-    return tuple(str(Path(item).resolve()) if Path(item).exists() else item for item in items if item)
+    return tuple(_absolute(item) for item in items if item)
+
+
+def _absolute(item: str) -> str:
+    path = Path(item)
+    if path.exists():
+        return str(path.resolve())
+    if kernelbench.find_file(item):
+        return str(path.parent.resolve() / path.name)
+    return item
 
 
 def select_problems(selection: Sequence[str]) -> list[Problem]:
     """Problems named by a selection: items (comma-separated or repeated) that are each a
-    level of the bundled suite (``level1``), a suite id or problem file, or a directory
-    of problem files. A path that exists wins over a level of the same name."""
+    level of the bundled suite (``level1``), a suite id or problem file, a directory of
+    problem files, a folder of KernelBench's level folders (every level), or KernelBench's
+    numbers in one (``DIR/level1/19``, ``DIR/level_1_problem_19``). A path that exists
+    wins over a level of the same name."""
     chosen: dict[str, Problem] = {}
     for item in normalise_selection(selection):
         path = Path(item)
         level = LEVEL_SELECTION.fullmatch(item)
         if path.is_dir():
-            files = sorted(path.glob("*.py"), key=lambda p: natural_key(p.name))
+            folders = [path] if any(path.glob("*.py")) else kernelbench.level_folders(path)
+            files = [f for folder in folders for f in sorted(folder.glob("*.py"), key=lambda p: natural_key(p.name))]
             if not files:
-                raise RunError(f"problem directory {path} holds no .py files")
-            found = [load_problem(f, problem_id=f"{path.resolve().name}/{f.stem}") for f in files]
+                raise RunError(f"problem directory {path} holds no .py files (nor level folders of them)")
+            found = [load_problem(f, problem_id=f"{f.parent.resolve().name}/{f.stem}") for f in files]
         elif level and not path.exists():
             found = suite_problems(int(level.group(1)))
             if not found:
@@ -149,8 +167,14 @@ def runnable(problems: list[Problem], dtype: str = "float32") -> tuple[list[Prob
 
 def replay_files(problem: Problem, directory: Path) -> list[Path]:
     """The solution files the replay source holds for ``problem``, in sample order."""
+    return [path for path in _replay_entries(problem, directory) if entry_fault(path) is None]
+
+
+def _replay_entries(problem: Problem, directory: Path) -> list[Path]:
+    """Every entry of the directory named as a solution of ``problem``, readable or not."""
     stem = problem.path.stem
-    files = [directory / f"{stem}.py"] if (directory / f"{stem}.py").is_file() else []
+    own = directory / f"{stem}.py"
+    files = [own] if own.exists() or own.is_symlink() else []
     if (directory / stem).is_dir():
         files += sorted((directory / stem).glob("*.py"), key=lambda p: natural_key(p.name))
     number = re.match(r"(\d+)_", stem)
@@ -159,6 +183,21 @@ def replay_files(problem: Problem, directory: Path) -> list[Path]:
         kernelbench = [p for p in directory.glob(pattern) if KERNELBENCH_SAMPLE.fullmatch(p.name)]
         files += sorted(kernelbench, key=lambda p: int(KERNELBENCH_SAMPLE.fullmatch(p.name).group(3)))
     return files
+
+
+def entry_fault(path: Path) -> str | None:
+    """Why an entry named as a solution cannot be read as one (a broken link, a directory,
+    a FIFO that would block the reader...), or None for a regular file (linked or not)."""
+    if path.is_symlink() and not path.exists():
+        return f"a broken symbolic link (to {os.readlink(path)})"
+    if path.is_dir():
+        return "a directory, not a file"
+    if path.exists() and not path.is_file():
+        mode = path.stat().st_mode
+        kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"))
+        return "not a regular file: " + next((kind for test, kind in kinds if test(mode)), "of an unknown kind")
+    return None
 
 
 def plan_replay(problems: list[Problem], directory: Path) -> Plan:
@@ -173,7 +212,11 @@ def plan_replay(problems: list[Problem], directory: Path) -> Plan:
                 "solutions directory cannot tell them apart: run them separately"
             )
     samples = []
+    faults: dict[str, dict[str, str]] = {}
     for problem in problems:
+        for path in _replay_entries(problem, directory):
+            if (fault := entry_fault(path)) is not None:
+                faults.setdefault(problem.id, {})[path.relative_to(directory).as_posix()] = fault
         for index, path in enumerate(replay_files(problem, directory)):
             solution = Solution.from_file(path)
             samples.append(
@@ -186,11 +229,11 @@ def plan_replay(problems: list[Problem], directory: Path) -> Plan:
                     source=solution.source,
                 )
             )
-    claimed = {s.name for s in samples}
+    claimed = {s.name for s in samples} | {name for named in faults.values() for name in named}
     unclaimed = (
         p.relative_to(directory).as_posix() for p in [*directory.glob("*.py"), *directory.glob("*/*.py")]
     )
-    return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)))
+    return Plan(problems=problems, samples=samples, unclaimed=tuple(sorted(set(unclaimed) - claimed)), faults=faults)
 
 
 def plan_generated(problems: list[Problem], samples: int, origin: str) -> Plan:
@@ -234,13 +277,14 @@ def generated_config(
     sandbox: bool = True,
     dtype: str = "float32",
     limit: int | None = None,
+    precision: str | None = None,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
-        generation=generation, limit=limit,
+        generation=generation, limit=limit, precision=precision,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -262,13 +306,14 @@ def run_config(
     sandbox: bool = True,
     dtype: str = "float32",
     limit: int | None = None,
+    precision: str | None = None,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
-        limit=limit,
+        limit=limit, precision=precision,
     )
 
 
@@ -321,7 +366,8 @@ def execute(
     for problem in plan.problems:
         if not plan.samples_of(problem.id) and (problem.id, 0) not in finished:
             named = problem.id if config.track == REPO_TRACK else problem.path.stem
-            reason = f"no solution for {named} in {config.solutions}"
+            reason = f"no solution for {named} in {config.solutions}" + "".join(
+                f"; {name} is {fault}" for name, fault in plan.faults.get(problem.id, {}).items())
             record = EvaluationRecord(problem.id, 0, "missing", False, reason, session=session,
                                       started_at=now(), finished_at=now())
             store.record(name, record)

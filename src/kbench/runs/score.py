@@ -403,7 +403,8 @@ def _score_group(
         n_problems=len(problems),
         coverage=Coverage(
             problems=len(problems),
-            with_solution=len(with_solution),
+            # a solution to judge: a file, or code a model wrote (not a failed request or a reply without code)
+            with_solution=sum(any(s.solution_sha256 for s in p.samples) for p in with_solution),
             evaluated=sum(p.evaluated for p in problems),
             samples=sum(len(p.samples) for p in with_solution),
             samples_evaluated=sum(s.status != PENDING for p in with_solution for s in p.samples),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kbench.judge.guard import style_rules
 from kbench.runs.records import EvaluationRecord, ProblemRecord, RunData, SampleRecord, TurnRecord
 from kbench.runs.score import PENDING, Estimate, columns_of
+from kbench.suite import kernelbench
 
 REASON_CHARS = 160  # a one-line reason is cut here: the whole of it is in ``kbench show RUN PROBLEM``
 
@@ -122,7 +123,7 @@ def summarize(data: RunData) -> RunSummary:
         sessions=len(data.sessions),
         sandboxed=config.sandbox,
         problems=len(data.problems),
-        with_solution=len(solved),
+        with_solution=len({s.problem_id for s in data.samples if s.sha256}),  # not a request that failed
         samples=len(with_solution),
         evaluated=sum(r.status != PENDING for r in with_solution),
         correct=sum(r.status == "correct" for r in rows),
@@ -175,12 +176,17 @@ def sample_rows(data: RunData) -> list[SampleRow]:
 
 
 def find_problem(data: RunData, query: str) -> ProblemDetail:
-    """The problem ``query`` names: its id (``level1/relu``), or, when only one problem
-    matches, its name or the last part of its id (``relu``)."""
+    """The problem ``query`` names: its id (``level1/relu``), KernelBench's numbers for one
+    of its files (``level1/19`` or ``level_1_problem_19`` for ``level1/19_ReLU``), or, when
+    only one problem matches, its name or the last part of its id (``relu``)."""
     details = problem_details(data)
     exact = [d for d in details if d.problem.problem_id == query]
     if exact:
         return exact[0]
+    numbered = kernelbench.canonical(query)
+    by_number = [d for d in details if numbered and kernelbench.short_id(d.problem.problem_id) == numbered]
+    if len(by_number) == 1:
+        return by_number[0]
     wanted = query.lower()
     matches = [d for d in details
                if wanted in (d.problem.name.lower(), d.problem.problem_id.rpartition("/")[2].lower())]
