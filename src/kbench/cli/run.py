@@ -77,9 +77,9 @@ def run_command(
     track: Optional[str] = typer.Option(None, "--track", metavar="kernel|repo", help="kernel (problems: --problems) "
                                         "or repo (repository tasks: --tasks; scored apart) [default: kernel, or the "
                                         "stored run's].", rich_help_panel=PROBLEMS),
-    tasks: Optional[List[str]] = typer.Option(None, "--tasks", help="The repository track's tasks: task ids "
-                                              "(tinylm/fused-rmsnorm), task files or folders, or all; repeatable.",
-                                              rich_help_panel=PROBLEMS),
+    tasks: Optional[List[str]] = typer.Option(
+        None, "--tasks", metavar="IDS|PATHS|all", help="The repository track's tasks: task ids (tinylm/fused-rmsnorm), "
+        "task files or folders, or all; repeatable.", rich_help_panel=PROBLEMS),
     samples: Optional[int] = typer.Option(None, min=1, help="Independent samples per problem [default: 1].",
                                           rich_help_panel=SOLUTIONS),
     turns: Optional[int] = typer.Option(None, min=1, help="Turns per sample; turn t > 1 refines with the "
