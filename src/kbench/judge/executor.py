@@ -108,12 +108,13 @@ class LocalExecutor:
         slots = build_slots(self.build_jobs, len(self.devices)) if prebuild else 0
         builds = ThreadPoolExecutor(slots, "kbench-build") if slots else None
         try:
-            ahead = {i for i, item in enumerate(items) if builds and (needs_build is None or needs_build(item))}
+            to_build = {i for i, item in enumerate(items)
+                        if builds is not None and (needs_build is None or needs_build(item))}
             for job in enumerate(items):
-                if job[0] not in ahead:
+                if job[0] not in to_build:
                     threads.submit(job)
             for job in enumerate(items):
-                if job[0] in ahead:
+                if job[0] in to_build:
                     building = builds.submit(prebuild, job[1], self.devices[0])
                     building.add_done_callback(lambda done, job=job: done.cancelled() or threads.submit(job))
             for _ in range(len(items)):
