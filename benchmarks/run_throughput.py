@@ -20,7 +20,8 @@ path's ``evaluate``, in the device threads: start and end), the builds ahead
 at once to ``--build-jobs`` threads, the device taking the solutions in the run's order),
 for a before and after on the same machine. The JSON holds the settings, the machine, a
 row per solution (kind, build and evaluation intervals, verdict time, status) and the
-summary; it is written at the end.
+summary; it is written after every verdict (``complete`` false) and at the end, so a run
+cut off by a time limit keeps what it had.
 """
 
 from __future__ import annotations
@@ -138,10 +139,13 @@ def instrumented_evaluate(clock: Clock, names: dict[str, str]) -> Callable[..., 
     def evaluate(problem, solution, device, **options):
         name = names[str(solution.path)]
         clock.interval(clock.evaluations, name, "start", device=device, thread=threading.current_thread().name)
+        phases = {}
         try:
-            return judge.evaluate(problem, solution, device, **options)
+            verdict = judge.evaluate(problem, solution, device, **options)
+            phases = dict(verdict.phase_seconds)
+            return verdict
         finally:
-            clock.interval(clock.evaluations, name, "end")
+            clock.interval(clock.evaluations, name, "end", phases={k: round(v, 3) for k, v in phases.items()})
     return evaluate
 
 
@@ -162,10 +166,11 @@ def instrumented_build(clock: Clock, names: dict[str, str]) -> Callable[..., Any
 
 
 class Listener:
-    """Stamps each verdict as it reaches the caller's thread (the store's writer)."""
+    """Stamps each verdict as it reaches the caller's thread (the store's writer), and has
+    the JSON written again (a run cut off by a time limit keeps what it had)."""
 
-    def __init__(self, clock: Clock, names_by_sample: dict[tuple[str, int], str]):
-        self.clock, self.names = clock, names_by_sample
+    def __init__(self, clock: Clock, names_by_sample: dict[tuple[str, int], str], save: Callable[[bool], None]):
+        self.clock, self.names, self.save = clock, names_by_sample, save
 
     def started(self, total: int, done: list) -> None:
         pass
@@ -174,6 +179,7 @@ class Listener:
         name = self.names[(record.problem_id, record.sample_index)]
         self.clock.interval(self.clock.verdicts, name, "at", status=record.status)
         print(f"{self.clock.now():8.1f} s  {record.status:14s} {name}", flush=True)
+        self.save(False)
 
 
 # ---------------------------------------------------------------- the scheduling before issue 30
@@ -225,11 +231,22 @@ def summary(clock: Clock, wall: float) -> dict[str, Any]:
         busy = union_seconds(evaluations, first, wall)
         out["busy_after_first_verdict"] = round(busy / (wall - first), 4)
         out["idle_after_first_verdict_s"] = round(wall - first - busy, 3)
+        # Less each evaluation's own build (its import, where load_inline compiles: the verdict's
+        # "build" phase, after any wait for the GPU), placed at its start: a device building is not
+        # measuring or checking. Approximate (the workers' start comes first); it matters where a
+        # solution reached a device unbuilt (--schedule previous, or a build needs_build missed).
+        checking = [(e["start"] + p.get("waiting", 0.0) + p.get("build", 0.0), e.get("end", wall))
+                    for e in clock.evaluations.values() if "start" in e for p in [e.get("phases") or {}]]
+        out["busy_after_first_verdict_less_own_builds"] = round(
+            union_seconds(checking, first, wall) / (wall - first), 4)
+        out["own_build_s"] = round(
+            sum((e.get("phases") or {}).get("build", 0.0) for e in clock.evaluations.values()), 3)
         per_device: dict[str, list] = {}
         for e in clock.evaluations.values():
             per_device.setdefault(e.get("thread", "?"), []).append((e["start"], e.get("end", wall)))
         out["busy_after_first_verdict_per_device_thread"] = {
-            thread: round(union_seconds(spans, first, wall) / (wall - first), 4) for thread, spans in per_device.items()}
+            thread: round(union_seconds(spans, first, wall) / (wall - first), 4)
+            for thread, spans in per_device.items()}
     builds = [b["end"] - b["start"] for b in clock.builds.values() if "end" in b]
     if builds:
         builds.sort()
@@ -257,7 +274,7 @@ def machine(device: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="the JSON written at the end")
+    parser.add_argument("--out", type=Path, required=True, help="the JSON, written after every verdict and at the end")
     parser.add_argument("--device", default=None, help="default: cuda where there is a GPU, else cpu")
     parser.add_argument("--gpus", default=None, help="comma-separated GPU indexes (as kbench run --gpus)")
     parser.add_argument("--cuda", type=int, default=40, help="solutions that build ahead (load_inline)")
@@ -294,32 +311,37 @@ def main() -> None:
     print(f"{len(plan.samples)} solutions ({args.cuda} built ahead, {args.triton} Triton) on {devices}, "
           f"--build-jobs {args.build_jobs} ({build_slots(args.build_jobs, len(devices))} at once), "
           f"schedule {args.schedule}; in {work}", flush=True)
+
+    def save(complete: bool) -> dict[str, Any]:
+        with clock.lock:  # the device and build threads stamp meanwhile
+            wall = clock.now()
+            rows = [{"name": sample.name, "kind": kinds[sample.name], "problem": sample.problem_id,
+                     "build": dict(clock.builds.get(sample.name) or {}) or None,
+                     "evaluation": dict(clock.evaluations.get(sample.name) or {}) or None,
+                     "verdict": clock.verdicts.get(sample.name)} for sample in plan.samples]
+            figures = summary(clock, wall)
+        result = {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": sys.argv,
+            "complete": complete,  # False: written after a verdict, the run still going
+            "settings": {"devices": devices, "cuda": args.cuda, "triton": args.triton, "build_jobs": args.build_jobs,
+                         "build_slots": build_slots(args.build_jobs, len(devices)), "schedule": args.schedule,
+                         "size": config.size, "trials": config.trials, "baselines": list(config.baselines),
+                         "executor": executor.describe(), "cuda_arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST")},
+            "machine": info,
+            "summary": figures,
+            "solutions": rows,
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1))
+        return result
+
+    info = machine(device)
     with Store(work / "store.db") as store:
         clock.started = time.monotonic()
         runner.execute(store, f"throughput-{tag}", config, plan, evaluate=instrumented_evaluate(clock, names),
-                       listener=Listener(clock, by_sample), executor=executor)
-        wall = clock.now()
-
-    rows = []
-    for sample in plan.samples:
-        name = sample.name
-        rows.append({"name": name, "kind": kinds[name], "problem": sample.problem_id,
-                     "build": clock.builds.get(name), "evaluation": clock.evaluations.get(name),
-                     "verdict": clock.verdicts.get(name)})
-    result = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": sys.argv,
-        "settings": {"devices": devices, "cuda": args.cuda, "triton": args.triton, "build_jobs": args.build_jobs,
-                     "build_slots": build_slots(args.build_jobs, len(devices)), "schedule": args.schedule,
-                     "size": config.size, "trials": config.trials, "baselines": list(config.baselines),
-                     "executor": executor.describe(), "cuda_arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST")},
-        "machine": machine(device),
-        "summary": summary(clock, wall),
-        "solutions": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
-    print(json.dumps(result["summary"], indent=1))
+                       listener=Listener(clock, by_sample, save), executor=executor)
+    print(json.dumps(save(True)["summary"], indent=1))
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
 
