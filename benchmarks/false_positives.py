@@ -31,7 +31,7 @@ from pathlib import Path
 import kbench
 from kbench.core.solution import Solution
 from kbench.judge import LocalExecutor
-from kbench.judge.builds import build
+from kbench.judge.builds import build, needs_build
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.devices import resolve_device
 from kbench.judge.guard import POLICIES, RULES
@@ -130,8 +130,9 @@ def judge(rows: list[Honest], args: argparse.Namespace):
         options["timing"] = FAST_TIMING
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
     prebuild = lambda item, device: build(Solution.from_file(item[0].path), device)  # noqa: E731
+    worth_building = lambda item: needs_build(item[0].path.read_text())  # noqa: E731 - Triton ones go at once
     for index, verdict in executor.map(jobs, lambda item, device: evaluate_or_say_why(item, device, options),
-                                       prebuild):
+                                       prebuild, worth_building):
         honest, repeat = jobs[index]
         yield verdict if isinstance(verdict, dict) else row(honest, repeat, verdict)
 

@@ -175,7 +175,9 @@ def run_command(
         help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
         "Not part of the run's settings: a resumed run may use others.", rich_help_panel=EXECUTION),
     build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
-                                   "extensions): threads with --gpus or alone, Ray tasks with --executor ray "
+                                   "extensions): at most N at once, threads with --gpus or alone (fewer where the "
+                                   "CPUs are too few; a solution is judged as soon as it is built, one that needs no "
+                                   "build at once), Ray tasks with --executor ray "
                                    "[default: 0, each evaluation builds its own].", rich_help_panel=EXECUTION),
     executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS),
                                  help="local: this machine, one evaluation at a time per device (--gpus); "

@@ -14,7 +14,7 @@ May import: ``kbench.core`` and ``kbench.suite``; never the audit, runs,
 agents or the CLI.
 """
 
-from kbench.judge.builds import build
+from kbench.judge.builds import build, needs_build
 from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
 from kbench.judge.executor import (
@@ -46,6 +46,7 @@ __all__ = [
     "local_devices",
     "make_executor",
     "measure_baselines",
+    "needs_build",
     "next_result",
     "resolve_device",
     "time_reference",

@@ -1,7 +1,14 @@
-"""Builds ahead of judging: import a solution once so its extensions compile into the shared cache."""
+"""Builds ahead of judging: import a solution once so its extensions compile into the shared cache.
+
+Which solutions are worth it (``needs_build``) and how many builds run at once
+(``build_slots``) decide when a run's first verdict comes and how busy its GPUs
+stay (kbench.judge.executor, docs/judge.md "Builds ahead").
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -56,3 +63,43 @@ def _answer(worker: Worker, held: Held, message: dict[str, Any], deadline: float
         except WorkerLost as lost:
             if lost.kind != "timeout" or time.monotonic() >= deadline + held.paused_seconds():
                 raise
+
+
+# What an import compiles into the build cache a build ahead warms (TORCH_EXTENSIONS_DIR): torch's C++/CUDA
+# extensions. Triton compiles at a kernel's first call, not at import, so a build ahead of a Triton solution
+# only starts a worker for nothing. Matched in the text, comments included: a false match costs a build
+# ahead, a miss costs the device the build in the evaluation's own load.
+BUILD_MARKERS = re.compile(r"cpp_extension|load_inline|(?<![\w.])load\s*\(")
+
+# One cold load_inline build at a time uses up to 2 cores: ninja compiles main.cpp (g++) beside cuda.cu
+# (nvcc, whose front ends run one after the other), then links (docs/judge.md "Builds ahead").
+CORES_PER_BUILD = 2
+# Kept for each device's evaluation (the judge's thread, the candidate's and the reference's workers, the
+# next pair starting ahead) while builds run: they are stopped only while something is timed.
+CORES_PER_EVALUATION = 2
+
+
+def needs_build(source: str) -> bool:
+    """Whether importing ``source`` may compile an extension (so a build ahead saves its
+    evaluation the compile); conservative: any mention of torch's extension builder."""
+    return BUILD_MARKERS.search(source) is not None
+
+
+def build_slots(build_jobs: int, devices: int, cpus: int | None = None) -> int:
+    """How many builds run at once: at most ``build_jobs`` (the user's bound; 0: none ahead),
+    and no more than the CPUs left beside ``devices`` evaluations run without slowing each
+    other, at least one. Builds started together beyond that finish together, later: on the
+    H200's 16 cores 14 cold builds took 137 s each where one alone took 55 s, and the GPU
+    waited for the first of them."""
+    if build_jobs <= 0:
+        return 0
+    cpus = cpus or available_cpus()
+    return max(1, min(build_jobs, (cpus - CORES_PER_EVALUATION * devices) // CORES_PER_BUILD))
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -6,8 +6,12 @@ make both timings wrong), so the unit of parallelism is the device: one thread p
 device takes the next job, judges it there and hands the result back as it
 finishes. Builds are CPU work: a pool imports the solutions ahead (``build``, in
 sandboxed workers of their own), so that the content-keyed build cache is warm
-when a device reaches them. The calling thread receives every result, so it can
-be the only writer of a store.
+when a device reaches them. A job goes to the devices when it is ready: at once
+where it needs no build (Triton, plain PyTorch: ``needs_build``), else when its
+build ends, in the order builds end; builds run in the items' order, no more at
+once than the CPUs run without slowing each other (``build_slots``), so that the
+first end early rather than all together (docs/judge.md "Builds ahead"). The
+calling thread receives every result, so it can be the only writer of a store.
 
 ``Executor`` is what both executors offer: ``LocalExecutor`` here (this machine's
 devices, threads) and ``RayExecutor`` (kbench.judge.ray_executor: Ray tasks, one GPU
@@ -29,7 +33,7 @@ import torch
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
 from kbench.judge import spares
-from kbench.judge.builds import build
+from kbench.judge.builds import build, build_slots, needs_build
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import evaluate
 from kbench.suite import find_problem
@@ -46,9 +50,11 @@ class Executor(Protocol):
     calling thread as it finishes (so that thread can be a store's only writer)."""
 
     def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
-            prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
+            prebuild: Callable[[Item, str], Any] | None = None,
+            needs_build: Callable[[Item], bool] | None = None) -> Iterator[tuple[int, Result]]:
         """``(index in items, run(item, device))`` for every item, as each finishes;
-        ``prebuild(item, device)`` ahead of it where the executor builds ahead. A job's
+        ``prebuild(item, device)`` ahead of it where the executor builds ahead and
+        ``needs_build(item)`` (None: every item) says it is worth it. A job's
         exception is raised in the caller's thread."""
         ...
 
@@ -64,7 +70,8 @@ def local_devices() -> list[str]:
 
 class LocalExecutor:
     """Runs jobs on ``devices`` (each resolved and checked), one at a time per device,
-    with ``build_jobs`` threads building ahead (none: each evaluation builds its own).
+    with up to ``build_jobs`` threads building ahead (none: each evaluation builds its
+    own; fewer where the CPUs are too few, ``build_slots``).
     With ``ahead`` (by default on GPUs), each device's next evaluation's workers start
     during the ones before (kbench.judge.spares): on the H200 a warm level-1 evaluation
     takes 3.4 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
@@ -78,7 +85,8 @@ class LocalExecutor:
         self.ahead = all(d.startswith("cuda") for d in self.devices) if ahead is None else ahead
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "local", "devices": list(self.devices), "build_jobs": self.build_jobs, "ahead": self.ahead}
+        return {"kind": "local", "devices": list(self.devices), "build_jobs": self.build_jobs,
+                "build_slots": build_slots(self.build_jobs, len(self.devices)), "ahead": self.ahead}
 
     def threads(self, run: Callable[[Item, str], Result], results: queue.Queue) -> DeviceThreads:
         """A thread per device running ``run(job, device)`` for the jobs submitted, one
@@ -87,19 +95,29 @@ class LocalExecutor:
         return DeviceThreads(self.devices, self.ahead, run, results)
 
     def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
-            prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
-        """``(index in items, run(item, device))`` for every item, as each finishes. An
-        exception in a job is raised here, in the caller's thread; jobs not started yet are
-        dropped, and the ones running finish in their threads."""
+            prebuild: Callable[[Item, str], Any] | None = None,
+            needs_build: Callable[[Item], bool] | None = None) -> Iterator[tuple[int, Result]]:
+        """``(index in items, run(item, device))`` for every item, as each finishes. With
+        ``prebuild`` and ``build_jobs``, the items ``needs_build`` names (None: all) are
+        built ahead, ``build_slots`` at a time in the items' order, and each goes to the
+        devices when its build ends (failed or not: its evaluation reports the failure);
+        the others go at once. An exception in a job is raised here, in the caller's
+        thread; jobs not started yet are dropped, and the ones running finish in their
+        threads (a build running finishes in its process, and its job is dropped)."""
         finished: queue.Queue[tuple[tuple[int, Item], Result | BaseException]] = queue.Queue()
         threads = self.threads(lambda job, device: run(job[1], device), finished)
-        builds = ThreadPoolExecutor(self.build_jobs, "kbench-build") if prebuild and self.build_jobs else None
+        slots = build_slots(self.build_jobs, len(self.devices)) if prebuild else 0
+        builds = ThreadPoolExecutor(slots, "kbench-build") if slots else None
         try:
-            if builds is not None:
-                for item in items:
-                    builds.submit(prebuild, item, self.devices[0])
+            to_build = {i for i, item in enumerate(items)
+                        if builds is not None and (needs_build is None or needs_build(item))}
             for job in enumerate(items):
-                threads.submit(job)
+                if job[0] not in to_build:
+                    threads.submit(job)
+            for job in enumerate(items):
+                if job[0] in to_build:
+                    building = builds.submit(prebuild, job[1], self.devices[0])
+                    building.add_done_callback(lambda done, job=job: done.cancelled() or threads.submit(job))
             for _ in range(len(items)):
                 (index, _), result = next_result(finished)
                 yield index, threads.received(result)
@@ -114,13 +132,16 @@ class DeviceThreads:
     running one job at a time, inside ``spares.ahead`` where ``ahead``: ``submit``
     queues a job for the first free thread, and ``(job, result or exception)`` comes
     back on ``results`` as each finishes, for the caller to pass to ``received``, which
-    raises the exception (an interruption included) in the caller's thread."""
+    raises the exception (an interruption included) in the caller's thread. ``submit``
+    may be called from other threads (a build's end); after ``close`` it drops the job."""
 
     _STOP = object()
 
     def __init__(self, devices: Sequence[str], ahead: bool, run: Callable[[Any, str], Any], results: queue.Queue):
         self.devices, self.ahead, self.run, self.results = list(devices), ahead, run, results
         self.in_flight = 0
+        self._lock = threading.Lock()
+        self._closed = False
         self._todo: queue.Queue = queue.Queue()
         for index, device in enumerate(self.devices):
             threading.Thread(target=self._work, args=(device,), daemon=True, name=f"kbench-{index}-{device}").start()
@@ -131,11 +152,15 @@ class DeviceThreads:
         return max(0, len(self.devices) - self.in_flight)
 
     def submit(self, job: Any) -> None:
-        self.in_flight += 1
-        self._todo.put(job)
+        with self._lock:
+            if self._closed:
+                return
+            self.in_flight += 1
+            self._todo.put(job)
 
     def received(self, result: Any) -> Any:
-        self.in_flight -= 1
+        with self._lock:
+            self.in_flight -= 1
         if isinstance(result, BaseException):
             raise result
         return result
@@ -150,12 +175,14 @@ class DeviceThreads:
                 self.results.put((job, result))
 
     def close(self) -> None:
-        """Jobs not started are dropped; the running ones finish in their threads."""
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self._todo.get_nowait()
-        for _ in self.devices:
-            self._todo.put(self._STOP)
+        """Jobs not started are dropped, and any submitted later; the running ones finish in their threads."""
+        with self._lock:
+            self._closed = True
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    self._todo.get_nowait()
+            for _ in self.devices:
+                self._todo.put(self._STOP)
 
 
 def next_result(finished: queue.Queue) -> Any:
@@ -239,6 +266,7 @@ def _evaluated(chosen: Executor, jobs: list[tuple[Problem, Solution]], options: 
         jobs,
         lambda pair, device: evaluate(pair[0], pair[1], device, **options),
         lambda pair, device: build(pair[1], device, sandbox=sandbox),
+        lambda pair: needs_build(pair[1].source),
     )
 
 

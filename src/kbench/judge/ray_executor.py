@@ -83,8 +83,10 @@ class RayExecutor:
                 "build_jobs": self.build_jobs, "ray": package_version("ray")}
 
     def map(self, items: Sequence[Item], run: Callable[[Item, str], Result],
-            prebuild: Callable[[Item, str], Any] | None = None) -> Iterator[tuple[int, Result]]:
-        """``(index in items, run(item, device))`` for every item, as each finishes. An
+            prebuild: Callable[[Item, str], Any] | None = None,
+            needs_build: Callable[[Item], bool] | None = None) -> Iterator[tuple[int, Result]]:
+        """``(index in items, run(item, device))`` for every item, as each finishes; builds
+        ahead of those ``needs_build`` names (None: all), ``build_jobs`` at a time. An
         exception in a job is raised here, in the caller's thread; then, as when the
         caller stops early (Ctrl-C), the tasks not finished are cancelled (a running one
         sees KeyboardInterrupt, so its evaluation cleans up its processes)."""
@@ -97,7 +99,7 @@ class RayExecutor:
         builder = ray.remote(num_cpus=1, max_calls=1 if gpus else 0)(_build)
         run_ref = ray.put(run)
         build_ref = ray.put(prebuild) if prebuild is not None and self.build_jobs else None
-        to_build = collections.deque(range(len(items)))
+        to_build = collections.deque(i for i, item in enumerate(items) if needs_build is None or needs_build(item))
         builds: dict[Any, int] = {}
         evaluations: dict[Any, int] = {}
         finished: set[int] = set()

@@ -400,7 +400,10 @@ def judge_each(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, con
     def build_ahead(job: tuple[Problem, SampleRecord], device: str) -> None:
         judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), device, sandbox=config.sandbox)
 
-    for _, record in executor.map(todo, judge_on, build_ahead):
+    def worth_building(job: tuple[Problem, SampleRecord]) -> bool:
+        return judge.needs_build(job[1].source)
+
+    for _, record in executor.map(todo, judge_on, build_ahead, worth_building):
         yield record
 
 
