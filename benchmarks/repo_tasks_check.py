@@ -163,7 +163,8 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2))
     failed = [r["task"] for r in results if not r["ok"]]
-    print(f"{len(results) - len(failed)} of {len(results)} tasks pass" + (f"; failing: {', '.join(failed)}" if failed else ""))
+    summary = f"{len(results) - len(failed)} of {len(results)} tasks pass"
+    print(summary + (f"; failing: {', '.join(failed)}" if failed else ""))
     sys.exit(1 if failed else 0)
 
 

@@ -106,9 +106,9 @@ def suite(only: list[str] | None = None) -> list[SuiteTask]:
     return tasks
 
 
-def git(*args: str, cwd: Path | None = None, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+def git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input)
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
     if check and done.returncode:
         raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip() or done.stdout.strip()}")
     return done
