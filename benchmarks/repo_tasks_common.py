@@ -2,9 +2,10 @@
 
 Self-contained on purpose: it reads task.toml with tomllib, makes checkouts with
 plain git and runs workloads through benchmarks/repo_workload_worker.py, so it
-works whether or not kbench.repo (the track's judge) has landed. Where
-kbench.repo.task is importable, each task file is also loaded with it, so a task
-the official loader refuses is reported.
+works whether or not kbench.repo (the track's judge) has landed. Where kbench.repo
+is importable, it is used instead: each task file is loaded with its loader (a
+task it refuses is reported), checkouts are its clean checkouts, and patches are
+applied and their paths checked by its rules.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class SuiteTask:
     expert: Path
     broken: Path
     tolerance: dict = field(default_factory=dict)
+    official: object | None = None  # kbench.repo.task.Task, where kbench.repo is importable
 
 
 def load(toml_path: Path) -> SuiteTask:
@@ -69,7 +71,6 @@ def load(toml_path: Path) -> SuiteTask:
     repo = data["repository"]
     if "bundle" not in repo:
         raise ValueError(f"{toml_path}: the suite's tasks name a bundle")
-    official_check(toml_path)
     return SuiteTask(
         id=data.get("id", f"{here.parent.name}/{here.name}"),
         directory=here,
@@ -84,16 +85,23 @@ def load(toml_path: Path) -> SuiteTask:
         expert=here / data["expert"]["patch"],
         broken=here / data["expert"]["broken"],
         tolerance=data["workload"].get("tolerance", {}),
+        official=official_task(toml_path),
     )
 
 
-def official_check(toml_path: Path) -> None:
-    """Load the task with kbench.repo.task where that module exists (it raises on a task it refuses)."""
+def kbench_repo():
+    """kbench.repo's checkout, patch and task modules, or None where it has not landed."""
     try:
-        from kbench.repo.task import load_task  # type: ignore[import-not-found]
+        from kbench.repo import checkout, patch, task  # type: ignore[import-not-found]
     except ImportError:
-        return
-    load_task(toml_path)
+        return None
+    return checkout, patch, task
+
+
+def official_task(toml_path: Path) -> object | None:
+    """The task as kbench.repo.task loads it (TaskError on a task it refuses), or None without kbench.repo."""
+    modules = kbench_repo()
+    return modules[2].load_task(toml_path) if modules else None
 
 
 def suite(only: list[str] | None = None) -> list[SuiteTask]:
@@ -117,6 +125,8 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.C
 def checkout(task: SuiteTask, into: Path) -> Path:
     """A clean checkout of the pinned commit from the task's bundle; the commit checked."""
     target = into / "repo"
+    if task.official is not None:
+        return kbench_repo()[0].checkout(task.official.repository, target)
     git("clone", "--quiet", "--no-checkout", str(task.bundle), str(target))
     git("checkout", "--quiet", "--detach", task.commit, cwd=target)
     head = git("rev-parse", "HEAD", cwd=target).stdout.strip()
@@ -159,6 +169,8 @@ def forbidden_paths(task: SuiteTask, paths: list[str]) -> list[str]:
 
 def apply_patch(task: SuiteTask, patch: Path, repo: Path) -> list[str]:
     """Apply a patch after checking it applies and touches only allowed paths; the paths it touched."""
+    if task.official is not None:
+        return _official_apply(task, patch, repo)
     git("apply", "--check", str(patch), cwd=repo)
     paths = patch_paths(patch, repo)
     bad = forbidden_paths(task, paths)
@@ -166,6 +178,19 @@ def apply_patch(task: SuiteTask, patch: Path, repo: Path) -> list[str]:
         raise RuntimeError(f"{task.id}: {patch.name} touches paths it may not: {bad}")
     git("apply", str(patch), cwd=repo)
     return paths
+
+
+def _official_apply(task: SuiteTask, patch: Path, repo: Path) -> list[str]:
+    """kbench.repo's way: the paths git declares checked, the patch applied, the changed tree checked."""
+    rules = kbench_repo()[1]
+    text = rules.Patch.from_file(patch)
+    try:
+        rules.check_paths(task.official, rules.declared_paths(text, repo))
+        before = rules.snapshot(repo)
+        rules.apply(text, repo)
+        return rules.check_result(task.official, before, repo)
+    except rules.PatchError as exc:
+        raise RuntimeError(f"{task.id}: {patch.name}: {exc.status}: {exc.reason}") from exc
 
 
 def add_hidden_tests(task: SuiteTask, repo: Path) -> list[str]:
