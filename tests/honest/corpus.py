@@ -95,13 +95,6 @@ RUN_ON_A_GPU = frozenset({
 })
 
 
-# A CUDA graph captured on the first call and replayed: in the recorded call (a secret trial)
-# the replay launches the solution's kernels inside the graph, where the launch watch does
-# not see them, so no-kernel flags a solution whose every kernel is its own (seen on the
-# H200, 2026-12-01: docs/guard.md, "The honest corpus").
-GRAPH_REPLAY = "no-kernel"
-
-
 CORPUS: list[Honest] = [
     # --- level 1, Triton (CPU and GPU) ---------------------------------------------------
     _row("l1_relu_serial.py", "level1/relu", "slow one-launch huge-output"),
@@ -146,8 +139,7 @@ CORPUS: list[Honest] = [
          language="cuda"),
     _row("l1_relu_side_stream_joined.py", "level1/relu", "side-stream-joined one-launch huge-output", gpu_only=True,
          flags="side-stream"),
-    _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True,
-         known=GRAPH_REPLAY),
+    _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True),
     _row("l1_gelu_autotune.py", "level1/gelu", "autotune fast huge-output", gpu_only=True),
     _row("l1_matmul_square_autotune.py", "level1/matmul_square", "autotune fast", gpu_only=True),
     # --- level 2 -------------------------------------------------------------------------
@@ -169,7 +161,7 @@ CORPUS: list[Honest] = [
     _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",
          gpu_only=True, language="cuda"),
     _row("l2_linear_gelu_cuda_graph.py", "level2/linear_gelu", "kernelbench-style cuda-graph workspace-kept",
-         gpu_only=True, flags="side-stream", known=GRAPH_REPLAY),
+         gpu_only=True, flags="side-stream"),
     # --- level 3 -------------------------------------------------------------------------
     _row("l3_mlp_deep_relu_epilogues.py", "level3/mlp_deep_relu", "kernelbench-style"),
     _row("l3_mlp_deep_relu_dot.py", "level3/mlp_deep_relu", ""),
@@ -177,7 +169,7 @@ CORPUS: list[Honest] = [
     _row("l3_resnet_basic_block_mixed.py", "level3/resnet_basic_block",
          "kernelbench-style mixed-pytorch workspace-per-call inplace-fresh-output", flags="torch-compute"),
     _row("l3_mlp_deep_relu_cuda_graph.py", "level3/mlp_deep_relu", "kernelbench-style cuda-graph workspace-kept",
-         gpu_only=True, flags="side-stream", known=GRAPH_REPLAY),
+         gpu_only=True, flags="side-stream"),
     _row("l3_resnet_basic_block_side_stream.py", "level3/resnet_basic_block",
          "kernelbench-style side-stream-joined workspace-per-call", gpu_only=True, flags="side-stream"),
     # --- level 4 -------------------------------------------------------------------------
