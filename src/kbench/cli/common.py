@@ -17,6 +17,7 @@ from kbench.agents.providers import ProviderError
 from kbench.core.solution import SolutionError
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.runs import export, runner
+from kbench.runs.records import RETRIED_STATUSES
 from kbench.runs.store import DEFAULT_PATH, StoreError
 from kbench.suite.problem import SIZES, ProblemError
 
@@ -123,3 +124,25 @@ def counts_text(counts: dict[str, int]) -> str:
 def split_names(options: list[str] | None) -> tuple[str, ...]:
     """Names given comma-separated, repeated, or both (``--baseline eager,compile --baseline cudagraphs``)."""
     return tuple(name.strip() for option in options or [] for name in option.split(",") if name.strip())
+
+
+def print_run_state(out: Console, data: Any, statuses: dict[str, int], evaluated: int, total: int, *,
+                    items: str, judged: str) -> None:
+    """What a score's reader must know of the run beside it (both tracks): the outcomes, ``total``
+    ``items`` of which only ``evaluated`` are done (the rest count as failures), failures outside
+    the ``judged`` thing (retried), and sessions that ran in another environment than the first."""
+    out.print("outcomes: " + counts_text(statuses), highlight=False)
+    if evaluated < total:
+        out.print(f"[yellow]incomplete:[/yellow] {total - evaluated} {items} not fully evaluated count as "
+                  "failures; run the same `kbench run` again to finish")
+    retried = sum(n for status, n in statuses.items() if status in RETRIED_STATUSES)
+    if retried:
+        out.print(f"[yellow]{retried} evaluations failed outside the {judged}[/yellow] "
+                  f"({', '.join(sorted(RETRIED_STATUSES))}); `kbench run` with the same name retries them")
+    first = data.sessions[0].manifest
+    for session in data.sessions[1:]:
+        changes = session.manifest.changes_from(first)
+        if changes:
+            described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
+            out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
+                      highlight=False)

@@ -41,6 +41,19 @@ class Generation:
     api_key_env: str | None
 
 
+def model_or_files(model: str | None, solutions: Path | None, stored: Any) -> tuple[providers.ModelSpec | None, Path | None]:
+    """Who writes a run's solutions (either track): ``--model`` (``replay/DIR`` is ``--solutions DIR``),
+    ``--solutions``, or, both left out, the stored run's model; ``(None, DIR or None)`` for files."""
+    spec = providers.parse_model(model) if model else None
+    if spec is not None and solutions is not None:
+        raise UsageError("give --model or --solutions, not both")
+    if spec is not None and spec.provider == "replay":
+        solutions, spec = Path(spec.name), None
+    if spec is None and solutions is None and stored is not None and stored.source != "replay":
+        spec = providers.parse_model(stored.solutions)
+    return spec, solutions
+
+
 def request_options(given: list[str] | None) -> dict[str, Any]:
     """``--option KEY=VALUE`` pairs: VALUE as JSON where it parses, else as text."""
     options: dict[str, Any] = {}

@@ -20,6 +20,7 @@ from kbench.agents.prices import builtin_table, load_prices, price_for
 from kbench.agents.providers import Sampling
 from kbench.agents.repo_workspace import RepoCommandProvider
 from kbench.cli.common import UsageError, make_console
+from kbench.cli.model_run import model_or_files
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.runs import rejudge as rejudge_run
@@ -76,13 +77,7 @@ def _run_repo(run: str, stored: RunConfig | None, execute: Callable, *, model: s
         execute(lambda store, listener: rejudge_run.rejudge(store, run, config, selected, statuses,
                                                             evaluate=evaluate_patch, listener=listener))
         return
-    spec = providers.parse_model(model) if model else None
-    if spec is not None and solutions is not None:
-        raise UsageError("give --model or --solutions, not both")
-    if spec is not None and spec.provider == "replay":
-        solutions, spec = Path(spec.name), None
-    if spec is None and solutions is None and stored is not None and stored.source != "replay":
-        spec = providers.parse_model(stored.solutions)
+    spec, solutions = model_or_files(model, solutions, stored)
     if stored is None and not tasks:
         raise UsageError("a new run of the repository track needs --tasks (task ids, task files, or all)")
     selection = tuple(tasks) if tasks else stored.selection

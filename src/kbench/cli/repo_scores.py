@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import counts_text
+from kbench.cli.common import print_run_state
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs.comparison import Mismatch
-from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.records import RunData, finite
 from kbench.runs.repo_comparison import compare_repo
 from kbench.runs.repo_score import ALL, SOLVED_SHARE, RepoScore, repo_score, repo_score_by_turn
 from kbench.runs.score import DEFAULT_RESAMPLES, DEFAULT_SEED, outcomes
@@ -109,20 +109,8 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
         out.print(f"generation: {config.solutions}, {used.requests} requests ({used.failed_requests} failed), "
                   f"{used.input_tokens} input and {used.output_tokens} output tokens, {used.cost_text()}",
                   highlight=False, soft_wrap=True)
-    out.print("outcomes: " + counts_text(overall.statuses), highlight=False)
-    if coverage.evaluated < coverage.problems:
-        out.print(f"[yellow]incomplete:[/yellow] {coverage.problems - coverage.evaluated} tasks not fully evaluated "
-                  "count as failures; run the same `kbench run` again to finish")
-    retried = sum(n for status, n in overall.statuses.items() if status in RETRIED_STATUSES)
-    if retried:
-        out.print(f"[yellow]{retried} evaluations failed outside the patch[/yellow] "
-                  f"({', '.join(sorted(RETRIED_STATUSES))}); `kbench run` with the same name retries them")
-    for session in data.sessions[1:]:
-        changes = session.manifest.changes_from(manifest)
-        if changes:
-            described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
-            out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
-                      highlight=False)
+    print_run_state(out, data, overall.statuses, coverage.evaluated, coverage.problems, items="tasks",
+                    judged="patch")
 
 
 def show_repo_comparison(out: Console, run_a: RunData, run_b: RunData, differences: list[Mismatch], as_json: bool, *,

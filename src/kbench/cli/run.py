@@ -259,13 +259,7 @@ def run_command(
                 store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread),
                 progress=progress, fail_on_error=fail_on_error)
             return
-        spec = providers.parse_model(model) if model else None
-        if spec is not None and solutions is not None:
-            raise UsageError("give --model or --solutions, not both")
-        if spec is not None and spec.provider == "replay":
-            solutions, spec = Path(spec.name), None
-        if spec is None and solutions is None and stored_config is not None and stored_config.source != "replay":
-            spec = providers.parse_model(stored_config.solutions)
+        spec, solutions = model_run.model_or_files(model, solutions, stored_config)
         if spec is None:
             generation_options = {"--samples": samples, "--turns": turns, "--base-url": base_url,
                                   "--template": template, "--refine-template": refine_template}

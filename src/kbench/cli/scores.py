@@ -13,13 +13,20 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import DB_OPTION, HelpCommand, UsageError, counts_text, make_console, usage_errors
+from kbench.cli.common import (
+    DB_OPTION,
+    HelpCommand,
+    UsageError,
+    make_console,
+    print_run_state,
+    usage_errors,
+)
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
 from kbench.runs.comparison import compare as compare_runs
-from kbench.runs.records import RETRIED_STATUSES, RunData, finite
+from kbench.runs.records import RunData, finite
 from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import (
     ALL,
@@ -180,20 +187,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
             out.print(at_k)
     if data.turns:
         _print_generation(out, data, result, by_turn)
-    out.print("outcomes: " + counts_text(overall.statuses), highlight=False)
-    if coverage.evaluated < coverage.problems:
-        out.print(f"[yellow]incomplete:[/yellow] {coverage.problems - coverage.evaluated} problems not fully "
-                  "evaluated count as failures; run the same `kbench run` again to finish")
-    retried = sum(n for status, n in overall.statuses.items() if status in RETRIED_STATUSES)
-    if retried:
-        out.print(f"[yellow]{retried} evaluations failed outside the candidate[/yellow] "
-                  f"({', '.join(sorted(RETRIED_STATUSES))}); `kbench run` with the same name retries them")
-    for session in data.sessions[1:]:
-        changes = session.manifest.changes_from(manifest)
-        if changes:
-            described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
-            out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
-                      highlight=False)
+    print_run_state(out, data, overall.statuses, coverage.evaluated, coverage.problems, items="problems",
+                    judged="candidate")
 
 
 def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None) -> None:
