@@ -146,3 +146,23 @@ def print_run_state(out: Console, data: Any, statuses: dict[str, int], evaluated
             described = "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items())
             out.print(f"[yellow]session {session.number} ran in a different environment:[/yellow] {described}",
                       highlight=False)
+
+
+def run_document(data: Any, complete: bool, scored: dict[str, Any]) -> dict[str, Any]:
+    """A score as JSON with what it is a score of (both tracks): the run, whether every item was
+    evaluated, its policy, the ``scored`` figures, the first session's manifest and what each
+    later session ran with differently."""
+    first = data.sessions[0].manifest
+    return {
+        "run": data.run.name,
+        "created_at": data.run.created_at,
+        "complete": complete,
+        "policy": data.run.config.policy,
+        **scored,
+        "manifest": first.to_dict(),
+        "sessions": [
+            {"number": s.number, "started_at": s.started_at,
+             "changes": {k: list(v) for k, v in s.manifest.changes_from(first).items()}}
+            for s in data.sessions
+        ],
+    }

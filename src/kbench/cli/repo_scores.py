@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.agents import loop as agent
-from kbench.cli.common import print_run_state
+from kbench.cli.common import print_run_state, run_document
 from kbench.cli.verdicts import CPU_NOTE
 from kbench.runs.comparison import Mismatch
 from kbench.runs.records import RunData, finite
@@ -45,20 +45,7 @@ def show_repo_score(out: Console, data: RunData, as_json: bool, *, resamples: in
 def repo_score_document(data: RunData, result: RepoScore, by_turn: dict[int, RepoScore] | None = None) -> dict:
     """The score with what it is a score of: the run, its manifest (the tasks' hashes and revisions
     among it), changes between sessions; for a model's run the figures by turn and the usage."""
-    first = data.sessions[0].manifest
-    document = {
-        "run": data.run.name,
-        "created_at": data.run.created_at,
-        "complete": result.overall.coverage.evaluated == result.overall.n_tasks,
-        "policy": data.run.config.policy,
-        **result.to_dict(),
-        "manifest": first.to_dict(),
-        "sessions": [
-            {"number": s.number, "started_at": s.started_at,
-             "changes": {k: list(v) for k, v in s.manifest.changes_from(first).items()}}
-            for s in data.sessions
-        ],
-    }
+    document = run_document(data, result.overall.coverage.evaluated == result.overall.n_tasks, result.to_dict())
     if by_turn:
         document["by_turn"] = {str(turn): {key: scored.to_dict()[key] for key in TURN_KEYS}
                                for turn, scored in by_turn.items()}

@@ -19,6 +19,7 @@ from kbench.cli.common import (
     UsageError,
     make_console,
     print_run_state,
+    run_document,
     usage_errors,
 )
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
@@ -72,20 +73,7 @@ def score_command(
 def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> dict:
     """The score with what it is a score of: the run, its manifest, and any change between
     sessions; for a generated run also the scores after each turn, and the tokens and cost."""
-    first = data.sessions[0].manifest
-    document = {
-        "run": data.run.name,
-        "created_at": data.run.created_at,
-        "complete": result.overall.coverage.evaluated == result.overall.n_problems,
-        "policy": data.run.config.policy,
-        **result.to_dict(),
-        "manifest": first.to_dict(),
-        "sessions": [
-            {"number": s.number, "started_at": s.started_at,
-             "changes": {k: list(v) for k, v in s.manifest.changes_from(first).items()}}
-            for s in data.sessions
-        ],
-    }
+    document = run_document(data, result.overall.coverage.evaluated == result.overall.n_problems, result.to_dict())
     if data.turns:
         by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
         flips = same_solution_flips(data)
