@@ -249,6 +249,23 @@ def test_eval_patch_exits_as_eval_does(fixture):
     assert audit.exit_code == 2 and "no task file or bundled task id" in audit.output
 
 
+def test_the_audit_says_why_a_task_failed_as_soon_as_it_is_done(monkeypatch):
+    """A cut-off audit (a GPU session's time spent) still leaves each failed check's reason."""
+    def audit_task(task, device, size, **options):
+        checks = {"base_tests": {"ok": True, "detail": "passed"}, "workload": {"ok": True, "detail": "sound"},
+                  "broken": {"ok": False, "detail": "no hidden test fails on it"},
+                  "expert": {"ok": True, "detail": "speedup 3x"}}
+        if task.id.endswith("chamfer-fused"):
+            raise KeyboardInterrupt  # the run is cut off in the second task
+        return {"id": task.id, "checks": checks, "notes": [], "ok": False}
+
+    monkeypatch.setattr("kbench.repo.audit.audit_task", audit_task)
+    result = CliRunner().invoke(app, ["tasks", "audit", "pointkit/ball-query-scan", "pointkit/chamfer-fused",
+                                      "--device", "cpu"])
+    assert "pointkit/ball-query-scan: fails broken" in result.output
+    assert "broken: no hidden test fails on it" in result.output
+
+
 # --- patches that run: tests in the sandbox, the workload in the judge -----
 
 @pytest.mark.slow

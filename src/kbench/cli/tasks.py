@@ -135,6 +135,8 @@ def tasks_audit(
         failed = [name for name, check in record["checks"].items() if not check["ok"]]
         said = f"[red]fails {', '.join(failed)}[/red]" if failed else "[green]sound[/green]"
         errors.print(f"{escape(record['id'])}: {said}", highlight=False)
+        for name in failed:  # now, not only in the final table: a run cut short still says why
+            errors.print(f"  {name}: {record['checks'][name]['detail']}", highlight=False, markup=False)
 
     try:
         records = audit_tasks(chosen, dev, sz, sandbox=sandbox, timeout=timeout, on_done=done,
