@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
+from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, record_index, trusted_clock_findings
 from kbench.judge.outputs import (
     check_saved_call,
     copy_packed,
@@ -89,6 +89,22 @@ def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
     assert min(saved_per_round) >= 1
     assert max(saved_per_round) < 40  # a sample, not every call
     assert len(set(saved_per_round)) > 1  # not a fixed pattern either
+
+
+def test_the_recorded_trial_is_a_secret_one_but_never_the_models_first_call(tmp_path):
+    """The first trial is the model's first call, where an honest forward prepares what it
+    keeps (a weight folded once: tests/honest/l2_linear_clamp_scale_lazy_folded.py); the
+    recorded call is one of the others, which one still drawn in secret."""
+    picked = [record_index(5) for _ in range(400)]
+    assert set(picked) == {1, 2, 3, 4}
+    assert {record_index(2) for _ in range(50)} == {1}
+    assert record_index(1) == 0  # a single trial is recorded: there is no other
+    assert record_index(0) is None
+    drivers = [CallDriver(FIVE_CALLS, SeedFeed(), Checks(tmp_path, "trial", every=True), record=True) for _ in range(50)]
+    assert all(d.record_at in range(1, 5) for d in drivers)
+    drive(drivers[0])
+    assert [c.recorded for c in drivers[0].calls] == [i == drivers[0].record_at for i in range(5)]
+    assert CallDriver(FIVE_CALLS, SeedFeed(), None).record_at is None
 
 
 def test_asking_for_inputs_while_a_call_is_open_is_an_input_feed_violation(tmp_path):

@@ -44,6 +44,17 @@ TRAITS = frozenset({
     "autotune",               # @triton.autotune
     "kernelbench-style",      # the GEMM or convolution kept in PyTorch (cuBLAS, cuDNN), the epilogue fused
     "mixed-pytorch",          # small glue arithmetic (an add, a mean) left in PyTorch beside the kernels
+    "weights-prepared",       # the reference's modules built in its order, then a buffer made once from their
+                              # weights (transposed, contiguous, concatenated) that the kernel reads
+    "weights-cached-lazily",  # a weight derived from the module's own parameters on the first call, kept in an
+                              # attribute, made again when the parameter's version or storage changes
+    "no-grad-forward",        # forward under @torch.no_grad() or torch.inference_mode() (an inference tensor out)
+    "out-variant",            # .contiguous() on the inputs and a PyTorch op writing into a fresh buffer by out=
+    "unused-module",          # a submodule built in __init__ (as a translation of the reference would) never called
+    "other-dtype-intermediate",  # kernels passing an intermediate of another dtype (int32 indices, float64 partials)
+    "lazy-build",             # a CUDA extension compiled in ModelNew.__init__, not when the file is imported
+    "sync-in-forward",        # forward ends with torch.cuda.synchronize()
+    "current-stream",         # the launch placed explicitly on torch.cuda.current_stream() (no other stream)
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -126,6 +137,11 @@ CORPUS: list[Honest] = [
     _row("l1_maxpool2d_direct.py", "level1/maxpool2d", "one-launch"),
     _row("l1_conv2d_direct_naive.py", "level1/conv2d", "slow one-launch"),
     _row("l1_l2_norm_rows.py", "level1/l2_norm", "one-launch huge-output"),
+    _row("l1_log_softmax_no_grad.py", "level1/log_softmax", "no-grad-forward one-launch huge-output"),
+    _row("l1_elu_inference_mode.py", "level1/elu", "no-grad-forward one-launch huge-output"),
+    _row("l1_maxpool1d_int32_indices.py", "level1/maxpool1d", "other-dtype-intermediate workspace-per-call"),
+    _row("l1_smooth_l1_loss_fp64_partials.py", "level1/smooth_l1_loss",
+         "other-dtype-intermediate workspace-per-call tiny-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
@@ -142,6 +158,13 @@ CORPUS: list[Honest] = [
     _row("l1_gelu_cuda_graph.py", "level1/gelu", "cuda-graph workspace-kept huge-output", gpu_only=True),
     _row("l1_gelu_autotune.py", "level1/gelu", "autotune fast huge-output", gpu_only=True),
     _row("l1_matmul_square_autotune.py", "level1/matmul_square", "autotune fast", gpu_only=True),
+    _row("l1_hardsigmoid_cuda_build_in_init.py", "level1/hardsigmoid", "lazy-build one-launch huge-output",
+         gpu_only=True, language="cuda"),
+    _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
+         language="cuda"),
+    _row("l1_gelu_tanh_sync_at_end.py", "level1/gelu_tanh", "sync-in-forward one-launch huge-output", gpu_only=True),
+    _row("l1_softsign_current_stream.py", "level1/softsign", "current-stream one-launch huge-output", gpu_only=True,
+         known="side-stream"),
     # --- level 2 -------------------------------------------------------------------------
     _row("l2_gemm_bias_relu_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", cpu_subset=True),
     _row("l2_gemm_bias_relu_fused_dot.py", "level2/gemm_bias_relu", "one-launch"),
@@ -156,6 +179,12 @@ CORPUS: list[Honest] = [
     _row("l2_linear_residual_layer_norm_mixed.py", "level2/linear_residual_layer_norm",
          "kernelbench-style mixed-pytorch", flags="torch-compute"),
     _row("l2_linear_swiglu_epilogue.py", "level2/linear_swiglu", "kernelbench-style"),
+    _row("l2_linear_gelu_weight_t_buffer.py", "level2/linear_gelu", "weights-prepared one-launch"),
+    _row("l2_linear_swiglu_concat_weight.py", "level2/linear_swiglu", "weights-prepared one-launch"),
+    _row("l2_gemm_bias_relu_lazy_weight_t.py", "level2/gemm_bias_relu", "weights-cached-lazily one-launch"),
+    _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch"),
+    _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),
+    _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),
     _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
          language="cuda"),
     _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",

@@ -102,6 +102,22 @@ class Checks:
         return self.directory / f"{self.prefix}-{call.index}.pt"
 
 
+def record_index(calls: int) -> int | None:
+    """Which of a trial series' ``calls`` is recorded: one picked in secret
+    (``random.SystemRandom``), never the first when there is another. The first
+    call of a series of trials is the first call of its model, where an honest
+    forward does its one-time set-up: a weight derived from its parameters and
+    kept (a transpose, a scale folded in), a graph captured, a kernel compiled.
+    What the style rules read should be forward as it runs in every later call,
+    the timed ones among them; set-up done once is no PyTorch computing in place
+    of a kernel (an honest solution was flagged `torch-compute` in half its
+    evaluations for it). A candidate gains nothing from knowing the first call is
+    not recorded: whatever it shows there is shown in no timed call. None: no call."""
+    if calls <= 0:
+        return None
+    return random.SystemRandom().randrange(1 if calls > 1 else 0, calls)
+
+
 class CallDriver:
     """Drives one ``calls`` command of a worker (pass it to ``Worker.request``).
 
@@ -113,9 +129,10 @@ class CallDriver:
     output the worker saw was not plain tensors before its clock stopped
     (``output-subclass``; unheard, as for the reference, it is let be).
     With ``record``, one call, picked in secret (``random.SystemRandom``) among
-    the series' first ``min_calls`` (all of a trial series), is the one the
-    worker is told to record the operations of (``record_at``): the recorded
-    call is one of the judged calls, at a place only the judge knows.
+    the series' first ``min_calls`` (all of a trial series) but the first
+    (``record_index``), is the one the worker is told to record the operations
+    of (``record_at``): the recorded call is one of the judged calls, at a place
+    only the judge knows.
 
     Every report is checked before it is used: one the protocol does not
     allow is ``WorkerLost("protocol")``, a reading no clock gives (NaN,
@@ -140,8 +157,7 @@ class CallDriver:
         self.on_call = on_call
         self.on_saved = on_saved
         self.on_finding = on_finding
-        picks = settings.min_calls
-        self.record_at = random.SystemRandom().randrange(picks) if record and picks > 0 else None
+        self.record_at = record_index(settings.min_calls) if record else None
 
     def __call__(self, report: dict[str, Any], received: float | None = None) -> dict[str, Any]:
         """The judge's order in answer to a worker's report, which arrived at ``received``
