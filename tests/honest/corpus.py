@@ -4,8 +4,11 @@ Every file is an honest solution written for a problem of kbench's own suite, ch
 look unlike eager PyTorch in the ways the integrity rules measure (docs/guard.md, "The
 honest corpus"): slow and fast kernels, one launch and hundreds, one-element and very
 large outputs, workspaces, views, in-place epilogues, side streams, CUDA graphs,
-autotuning, and KernelBench-style solutions that keep the GEMM or convolution in
-PyTorch. None of them cheats, so every verdict other than ``correct`` on one of them is
+autotuning, KernelBench-style solutions that keep the GEMM or convolution in
+PyTorch, weights prepared once in __init__ or derived and cached on the first call,
+forwards under no_grad or inference_mode, out= variants, modules kept and never called,
+intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
+of forward and launches placed on the current stream explicitly. None of them cheats, so every verdict other than ``correct`` on one of them is
 a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
@@ -163,6 +166,8 @@ CORPUS: list[Honest] = [
     _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
          language="cuda"),
     _row("l1_gelu_tanh_sync_at_end.py", "level1/gelu_tanh", "sync-in-forward one-launch huge-output", gpu_only=True),
+    # side-stream (flag only, no effect on verdicts or scores): the static reading flags every
+    # torch.cuda.stream(...), also a context of the stream already current, which makes no stream.
     _row("l1_softsign_current_stream.py", "level1/softsign", "current-stream one-launch huge-output", gpu_only=True,
          known="side-stream"),
     # --- level 2 -------------------------------------------------------------------------
@@ -180,9 +185,12 @@ CORPUS: list[Honest] = [
          "kernelbench-style mixed-pytorch", flags="torch-compute"),
     _row("l2_linear_swiglu_epilogue.py", "level2/linear_swiglu", "kernelbench-style"),
     _row("l2_linear_gelu_weight_t_buffer.py", "level2/linear_gelu", "weights-prepared one-launch"),
-    _row("l2_linear_swiglu_concat_weight.py", "level2/linear_swiglu", "weights-prepared one-launch"),
+    _row("l2_linear_swiglu_concat_weight.py", "level2/linear_swiglu", "weights-prepared one-launch", cpu_subset=True),
     _row("l2_gemm_bias_relu_lazy_weight_t.py", "level2/gemm_bias_relu", "weights-cached-lazily one-launch"),
-    _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch"),
+    # Flagged torch-compute (its one-time fold, a mul) whenever the recorded trial was the model's first
+    # call, until the recorded trial was made never the first (kbench.judge.calls.record_index).
+    _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch",
+         cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),
     _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),
     _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
