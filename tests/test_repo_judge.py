@@ -27,7 +27,7 @@ from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.integrity import patch_findings
 from kbench.repo.patch import PatchError, check_result, glob_match, refusal, snapshot
 from kbench.repo.task import Repository
-from kbench.repo.tests_run import run_tests, tests_device
+from kbench.repo.tests_run import device_in_tests, run_tests
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +273,7 @@ def test_the_tests_are_told_the_judged_device_as_they_see_it(tmp_path):
     (tree / "tests" / "test_device.py").write_text(DEVICE_TEST.replace('"cpu"', '"cuda:0"'))
     assert run_tests(tree, ["tests/test_device.py"], "cpu", timeout=120, sandbox=find_sandbox(), build_key="device",
                      scratch=tmp_path).status == "failed"  # the test above can fail
-    assert [tests_device(d) for d in ("cpu", "cuda:0", "cuda:3")] == ["cpu", "cuda:0", "cuda:0"]
+    assert [device_in_tests(d) for d in ("cpu", "cuda:0", "cuda:3")] == ["cpu", "cuda:0", "cuda:0"]
 
 @pytest.mark.slow
 def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):

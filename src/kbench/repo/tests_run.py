@@ -120,7 +120,7 @@ def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sand
     build = candidate_build_dir(build_key)
     build.mkdir(parents=True, exist_ok=True)
     env = {**candidate_env(dict(os.environ)), **worker_env(device, Path(BUILD_MOUNT) if sandbox else build),
-           **_visible_device(device), "KBENCH_DEVICE": tests_device(device), "PYTHONPATH": str(tree),
+           **_visible_device(device), "KBENCH_DEVICE": device_in_tests(device), "PYTHONPATH": str(tree),
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(scratch)}
     env.pop("KBENCH_WORKER_DEVICE", None)
     # pytest run from the repository's root, so that what it prints names the repository's paths.
@@ -211,7 +211,7 @@ def _node_id(case: ElementTree.Element, collection: bool) -> str:
     return "::".join(filter(None, [file, inner, name])) or "?"
 
 
-def tests_device(device: str) -> str:
+def device_in_tests(device: str) -> str:
     """The judged device as the tests see it, for ``KBENCH_DEVICE``: ``cpu``, or ``cuda:0`` (the one
     GPU ``_visible_device`` leaves them). A task's tests make their tensors there: tests on CPU
     tensors would run a patch's CPU fallback on a GPU, never the code being judged."""
