@@ -27,6 +27,7 @@ from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.integrity import patch_findings
 from kbench.repo.patch import PatchError, check_result, glob_match, refusal, snapshot
 from kbench.repo.task import Repository
+from kbench.repo.tests_run import device_in_tests, run_tests
 
 
 @pytest.fixture(scope="module")
@@ -267,6 +268,29 @@ def test_the_audit_says_why_a_task_failed_as_soon_as_it_is_done(monkeypatch):
 
 
 # --- patches that run: tests in the sandbox, the workload in the judge -----
+
+DEVICE_TEST = """import os
+
+
+def test_the_judged_device_is_named():
+    assert os.environ["KBENCH_DEVICE"] == "cpu"
+"""
+
+
+def test_the_tests_are_told_the_judged_device_as_they_see_it(tmp_path):
+    """A task's tests make their tensors on KBENCH_DEVICE: on a GPU they must run the patch's GPU
+    code, not its CPU fallback. The variable reaches them through the sandbox; a GPU is index 0 there."""
+    tree = tmp_path / "repo"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_device.py").write_text(DEVICE_TEST)
+    run = run_tests(tree, ["tests/test_device.py"], "cpu", timeout=120, sandbox=find_sandbox(), build_key="device",
+                    scratch=tmp_path)
+    assert run.status == "passed", run.summary() + run.output
+    assert [o.id for o in run.outcomes] == ["tests/test_device.py::test_the_judged_device_is_named"]
+    (tree / "tests" / "test_device.py").write_text(DEVICE_TEST.replace('"cpu"', '"cuda:0"'))
+    assert run_tests(tree, ["tests/test_device.py"], "cpu", timeout=120, sandbox=find_sandbox(), build_key="device",
+                     scratch=tmp_path).status == "failed"  # the test above can fail
+    assert [device_in_tests(d) for d in ("cpu", "cuda:0", "cuda:3")] == ["cpu", "cuda:0", "cuda:0"]
 
 @pytest.mark.slow
 def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):

@@ -7,7 +7,9 @@ scratch folder and its build cache, an environment of a few named
 variables), in a process group the judge kills at the time limit, with the
 judge's host memory limit on the whole tree. pytest writes a JUnit XML report
 into the scratch folder, from which the first failing test is named by its
-node id (``tests/test_norm.py::test_shapes[2]``).
+node id (``tests/test_norm.py::test_shapes[2]``). ``KBENCH_DEVICE`` names the judged
+device to the tests (``cpu`` or ``cuda:0``): they make their tensors there, so a patch's
+GPU code is what its tests run when it is judged on a GPU.
 
 The report is written by a process that runs the patch's code, so a patch set
 on forging it could (as it could forge a test's own assertions): the tests are
@@ -118,8 +120,8 @@ def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sand
     build = candidate_build_dir(build_key)
     build.mkdir(parents=True, exist_ok=True)
     env = {**candidate_env(dict(os.environ)), **worker_env(device, Path(BUILD_MOUNT) if sandbox else build),
-           **_visible_device(device), "PYTHONPATH": str(tree), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-           "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(scratch)}
+           **_visible_device(device), "KBENCH_DEVICE": device_in_tests(device), "PYTHONPATH": str(tree),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(scratch)}
     env.pop("KBENCH_WORKER_DEVICE", None)
     # pytest run from the repository's root, so that what it prints names the repository's paths.
     argv = [sys.executable, "-c", RUN_PYTEST, str(tree), "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
@@ -207,6 +209,13 @@ def _node_id(case: ElementTree.Element, collection: bool) -> str:
     module = file.removesuffix(".py").replace("/", ".")
     inner = classname[len(module) + 1:].replace(".", "::") if classname.startswith(module + ".") else ""
     return "::".join(filter(None, [file, inner, name])) or "?"
+
+
+def device_in_tests(device: str) -> str:
+    """The judged device as the tests see it, for ``KBENCH_DEVICE``: ``cpu``, or ``cuda:0`` (the one
+    GPU ``_visible_device`` leaves them). A task's tests make their tensors there: tests on CPU
+    tensors would run a patch's CPU fallback on a GPU, never the code being judged."""
+    return "cuda:0" if device.startswith("cuda") else device
 
 
 def _visible_device(device: str) -> dict[str, str]:

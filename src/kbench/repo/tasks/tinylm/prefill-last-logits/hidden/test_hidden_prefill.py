@@ -5,10 +5,10 @@ import torch
 from tinylm.testing import tiny_model
 
 
-def test_each_prompt_gets_the_logits_of_its_own_last_token():
-    model = tiny_model(seed=8)
-    tokens = torch.randint(0, 97, (4, 9))
-    lengths = torch.tensor([9, 3, 1, 6])
+def test_each_prompt_gets_the_logits_of_its_own_last_token(device):
+    model = tiny_model(seed=8).to(device)
+    tokens = torch.randint(0, 97, (4, 9)).to(device)
+    lengths = torch.tensor([9, 3, 1, 6], device=device)
     out = model.prefill(tokens, model.new_cache(4, 16), lengths)
     full = model(tokens)
     assert out.shape == (4, 97)
@@ -16,13 +16,13 @@ def test_each_prompt_gets_the_logits_of_its_own_last_token():
         torch.testing.assert_close(out[b], full[b, n - 1], atol=1e-5, rtol=1e-4)
 
 
-def test_decoding_after_a_padded_prefill_continues_each_prompt():
-    model = tiny_model(seed=9)
-    prompts = [torch.randint(0, 97, (n,)) for n in (5, 2, 7)]
-    padded = torch.zeros(3, 7, dtype=torch.long)
+def test_decoding_after_a_padded_prefill_continues_each_prompt(device):
+    model = tiny_model(seed=9).to(device)
+    prompts = [torch.randint(0, 97, (n,)).to(device) for n in (5, 2, 7)]
+    padded = torch.zeros(3, 7, dtype=torch.long, device=device)
     for b, p in enumerate(prompts):
         padded[b, :p.shape[0]] = p
-    lengths = torch.tensor([5, 2, 7])
+    lengths = torch.tensor([5, 2, 7], device=device)
     cache = model.new_cache(3, 16)
     first = model.prefill(padded, cache, lengths)
     nxt = first.argmax(-1)
@@ -32,10 +32,10 @@ def test_decoding_after_a_padded_prefill_continues_each_prompt():
         torch.testing.assert_close(second[b], model(whole)[0, -1], atol=1e-4, rtol=1e-4)
 
 
-def test_batched_prompts_of_one_length():
-    model = tiny_model(seed=10)
-    tokens = torch.randint(0, 97, (3, 6))
+def test_batched_prompts_of_one_length(device):
+    model = tiny_model(seed=10).to(device)
+    tokens = torch.randint(0, 97, (3, 6)).to(device)
     full = model(tokens)
     torch.testing.assert_close(model.prefill(tokens, model.new_cache(3, 8)), full[:, -1], atol=1e-5, rtol=1e-4)
-    torch.testing.assert_close(model.prefill(tokens, model.new_cache(3, 8), torch.tensor([6, 6, 6])), full[:, -1],
-                               atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(model.prefill(tokens, model.new_cache(3, 8), torch.tensor([6, 6, 6], device=device)),
+                               full[:, -1], atol=1e-5, rtol=1e-4)
