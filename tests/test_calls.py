@@ -341,3 +341,28 @@ def test_a_descriptor_crosses_the_handles_socket_and_a_missing_one_is_none():
     for fd in (read, write, received):
         os.close(fd)
     judge.close()
+
+
+def test_the_digest_reads_on_one_cpu_thread_and_gives_the_threads_back(monkeypatch):
+    """On a busy machine a digest split over two threads waited tens of milliseconds for the
+    unscheduled one, inside the trusted clock's window (docs/guard.md); the call keeps its threads."""
+    import kbench.judge.outputs as outputs
+
+    seen, digest = [], outputs._tensor_digest
+    monkeypatch.setattr(outputs, "_tensor_digest", lambda t: seen.append(torch.get_num_threads()) or digest(t))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        first = fingerprint([torch.arange(10.0), torch.ones(3)])
+        assert seen == [1, 1] and torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        assert fingerprint([torch.arange(10.0), torch.ones(3)]) == first  # the same digest on any thread count
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_gpu_worker_never_runs_triton_interpreted(monkeypatch):
+    from kbench.judge.devices import worker_env
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert worker_env("cuda:0")["TRITON_INTERPRET"] == "0" and worker_env("cpu")["TRITON_INTERPRET"] == "1"

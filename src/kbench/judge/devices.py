@@ -124,6 +124,8 @@ def worker_env(device: str, build_dir: Path | None = None) -> dict[str, str]:
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
+    else:  # an interpreter left on in the judge's environment would run a GPU's kernels on the CPU
+        env["TRITON_INTERPRET"] = "0"
     return env
 
 

@@ -21,6 +21,7 @@ import hashlib
 import math
 import os
 import stat
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
@@ -29,6 +30,9 @@ import torch
 
 from kbench.judge.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.judge.failure import Failure, phase
+
+# Taken when the worker imports this module, before any candidate code can replace them.
+_get_num_threads, _set_num_threads = torch.get_num_threads, torch.set_num_threads
 
 
 def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], handed_over: Callable[[], Any]
@@ -81,14 +85,34 @@ def fingerprint(value: Any, where: str = "output") -> str:
     H200).
     """
     parts = []
-    for path, leaf in leaves(value, where)[0]:
-        if isinstance(leaf, torch.Tensor):
-            parts.append(f"{path}:{_tensor_digest(leaf)}")
-        elif leaf is None or isinstance(leaf, (bool, int, float, complex, str)):
-            parts.append(f"{path}:{type(leaf).__name__}:{leaf!r}")
-        else:
-            raise Failure("output", f"{path} is a {type(leaf).__name__}, not a tensor")
+    with _one_cpu_thread():
+        for path, leaf in leaves(value, where)[0]:
+            parts.append(_leaf_digest(path, leaf))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+@contextmanager
+def _one_cpu_thread():
+    """The digest's reductions on one CPU thread. They are memory-bound, so a second
+    thread gains nothing, and on a busy machine (other processes on every core) a
+    reduction split over PyTorch's two threads waited 35-60 ms at the median for the
+    one that was not scheduled, against 0.2-0.3 ms on one thread, for the same
+    256 KiB output (docs/measurements/2026-12-02-cpu-fingerprint-threads.log): inside
+    the window the trusted clock compares with eager's, for either side at random."""
+    threads = _get_num_threads()
+    _set_num_threads(1)
+    try:
+        yield
+    finally:
+        _set_num_threads(threads)
+
+
+def _leaf_digest(path: str, leaf: Any) -> str:
+    if isinstance(leaf, torch.Tensor):
+        return f"{path}:{_tensor_digest(leaf)}"
+    if leaf is None or isinstance(leaf, (bool, int, float, complex, str)):
+        return f"{path}:{type(leaf).__name__}:{leaf!r}"
+    raise Failure("output", f"{path} is a {type(leaf).__name__}, not a tensor")
 
 
 FINGERPRINT_ROW_WORDS = 4096
