@@ -61,7 +61,10 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             "status": verdict.status, "reason": verdict.reason.splitlines()[0],
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
             "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
-            "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover}
+            "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover,
+            # each round's medians, to set the spread between rounds (placements) beside that between evaluations
+            "rounds": {"candidate": (verdict.timing or {}).get("rounds"),
+                       "eager": ((verdict.baselines.get("eager") or {}).get("timing") or {}).get("rounds")}}
 
 
 def protocol_name(timing: TimingSettings) -> str:
@@ -110,6 +113,20 @@ def pair_differences(judged: list[dict]) -> list[float]:
     return sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
 
 
+def round_spread(judged: list[dict]) -> float | None:
+    """Within each evaluation, the standard deviation over its rounds of ln(eager round median /
+    candidate round median); its root mean square over the evaluations (None: no rounds kept).
+    Beside the two scores' difference it says how much of the spread between evaluations a
+    round already sees (what a round with a new placement would average away)."""
+    variances = []
+    for r in judged:
+        rounds = r.get("rounds") or {}
+        cand, eager = rounds.get("candidate") or [], rounds.get("eager") or []
+        if len(cand) == len(eager) >= 2:
+            variances.append(statistics.variance([math.log(e / c) for c, e in zip(cand, eager)]))
+    return math.sqrt(statistics.mean(variances)) if variances else None
+
+
 def report(rows: list[dict]) -> None:
     arrangements = sorted({arrangement(r) for r in rows})
     for name in arrangements if len(arrangements) > 1 else []:
@@ -123,6 +140,10 @@ def report(rows: list[dict]) -> None:
         width = statistics.median((r[name][1] - r[name][0]) / r["speedup"] for r in judged) if judged else 0.0
         print(f"  {name:<9} holds 1.0 in {held} of {len(judged)} ({held / max(len(judged), 1):.0%}); "
               f"median width {width:.2%} of the speedup")
+    spread = round_spread(judged)
+    if spread is not None:
+        print(f"  between rounds of one evaluation, the log speedup's standard deviation: {spread:.2%} "
+              "(root mean square over evaluations)")
     differences = pair_differences(judged)
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
         p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
