@@ -7,7 +7,7 @@ each scored twice by independent evaluations. The report gives, for the verdict'
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
-        [--rounds N] [--placed]
+        [--rounds N] [--placed] [--max-rounds M --target 0.0025]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 
 The report also gives what issue 30 asks of a protocol: the two scores of each problem, how far apart
@@ -68,7 +68,8 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
 
 
 def protocol_name(timing: TimingSettings) -> str:
-    return f"rounds={timing.rounds}" + (",placed" if timing.new_placement_per_round else "")
+    return (f"rounds={timing.rounds}" + (",placed" if timing.new_placement_per_round else "")
+            + (f",max_rounds={timing.max_rounds},target={timing.target_speedup_error:g}" if timing.max_rounds else ""))
 
 
 def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path, timing: TimingSettings):
@@ -142,8 +143,10 @@ def report(rows: list[dict]) -> None:
               f"median width {width:.2%} of the speedup")
     spread = round_spread(judged)
     if spread is not None:
+        counts = sorted(len((r.get("rounds") or {}).get("candidate") or []) for r in judged)
         print(f"  between rounds of one evaluation, the log speedup's standard deviation: {spread:.2%} "
-              "(root mean square over evaluations)")
+              f"(root mean square over evaluations); rounds per evaluation: median {statistics.median(counts):g} "
+              f"({counts[0]}-{counts[-1]})")
     differences = pair_differences(judged)
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
         p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
@@ -171,12 +174,17 @@ def main() -> None:
                         help="fresh: one at a time; batch: evaluate_many with workers ahead; ab: both, in turn")
     parser.add_argument("--rounds", type=int, default=TimingSettings.rounds, help="rounds of the protocol")
     parser.add_argument("--placed", action="store_true", help="a new placement of the buffers every round")
+    parser.add_argument("--max-rounds", type=int, default=0,
+                        help="more rounds, up to this many, until the rounds' speedups agree (0: --rounds always)")
+    parser.add_argument("--target", type=float, default=TimingSettings.target_speedup_error,
+                        help="with --max-rounds: the rounds' 95%% half-width at which they stop (0.0025: 0.25%%)")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     args = parser.parse_args()
     if not args.report:
         started = time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
-            timing = TimingSettings(rounds=args.rounds, new_placement_per_round=args.placed)
+            timing = TimingSettings(rounds=args.rounds, new_placement_per_round=args.placed,
+                                    max_rounds=args.max_rounds, target_speedup_error=args.target)
             for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
                 print(json.dumps(done), flush=True)
                 with open(args.out, "a") as out:

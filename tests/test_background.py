@@ -18,6 +18,7 @@ from kbench.judge.background import BACKGROUND, Background
 from kbench.judge.builds import build
 from kbench.judge.devices import worker_env
 from kbench.judge.process import Worker
+from kbench.judge.reference import ReferenceSide
 from kbench.judge.timing import TimingSettings
 
 # A build whose import burns CPU in itself and in a child it started, until told to stop.
@@ -73,18 +74,18 @@ def test_a_build_ahead_is_stopped_while_an_evaluation_times_and_finishes_after(t
             seen[phase].append((len(tree), {p.status() for p in tree}))
 
         original_round = evaluation_module._Evaluation._candidate_round
-        original_quiet = evaluation_module._Evaluation._wait_for_a_quiet_gpu  # the start of every baseline round
+        original_quiet = ReferenceSide.quiet_gpu_findings  # the start of every baseline round
 
         def candidate_round(self, *args):
             look("candidate")
             return original_round(self, *args)
 
-        def wait_for_a_quiet_gpu(self, *args):
+        def quiet_gpu_findings(self, *args):
             look("baseline")
             return original_quiet(self, *args)
 
         monkeypatch.setattr(evaluation_module._Evaluation, "_candidate_round", candidate_round)
-        monkeypatch.setattr(evaluation_module._Evaluation, "_wait_for_a_quiet_gpu", wait_for_a_quiet_gpu)
+        monkeypatch.setattr(ReferenceSide, "quiet_gpu_findings", quiet_gpu_findings)
         quick = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
                                rounds=2)
         verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1, timing=quick)

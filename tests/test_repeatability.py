@@ -6,7 +6,11 @@ import random
 
 import pytest
 
-from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, speedup_interval, widen
+from conftest import PROBLEM, SOLUTIONS
+
+import kbench
+from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, rounds_settled, speedup_interval, widen
+from kbench.judge.timing import TimingSettings, check_settings
 
 
 def test_a_narrow_within_interval_widens_to_the_between_process_spread():
@@ -43,3 +47,38 @@ def test_the_interval_holds_the_truth_at_its_stated_rate_when_processes_differ()
     covered = sum(low <= truth <= high for low, high in widened) / len(widened)
     assert within < 0.6  # the within-evaluation interval alone: far below 95%
     assert 0.9 <= covered <= 0.99
+
+
+ADAPTIVE = TimingSettings(rounds=3, max_rounds=8, target_speedup_error=0.0025)
+
+
+def test_rounds_stop_once_their_speedups_agree_and_not_before_the_least_number():
+    agreeing = [1.000, 1.0005, 0.9995, 1.0002]  # the rounds' speedups within 0.05%
+    assert not rounds_settled([1.0, 1.0], [1.0005, 0.9995], ADAPTIVE)  # two rounds of three
+    assert rounds_settled([1.0] * 3, agreeing[:3], ADAPTIVE)
+    scattered = [1.0, 1.03, 0.97, 1.02, 0.98, 1.01, 0.99]  # 2% apart: the interval is wider than 0.25%
+    for count in range(3, 8):
+        assert not rounds_settled([1.0] * count, scattered[:count], ADAPTIVE)
+    assert rounds_settled([1.0] * 8, scattered + [1.0], ADAPTIVE)  # max_rounds ends it regardless
+    assert not rounds_settled([1.0, math.nan, 1.0], agreeing[:3], ADAPTIVE)  # a reading no clock gives
+
+
+def test_without_max_rounds_the_rounds_are_always_rounds():
+    fixed = TimingSettings(rounds=3)
+    assert not rounds_settled([1.0, 1.0], [1.0, 1.0], fixed)
+    assert rounds_settled([1.0] * 3, [1.0, 1.5, 0.5], fixed)
+    with pytest.raises(ValueError):
+        check_settings(TimingSettings(rounds=3, max_rounds=2), "cpu")
+
+
+@pytest.mark.slow
+def test_an_evaluation_times_rounds_until_they_agree_or_max_rounds():
+    quick = dict(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5, rounds=2)
+    never = TimingSettings(**quick, max_rounds=4, target_speedup_error=1e-12)
+    at_once = TimingSettings(**quick, max_rounds=4, target_speedup_error=10.0)
+    for settings, rounds in ((never, 4), (at_once, 2)):
+        verdict = kbench.evaluate(PROBLEM, SOLUTIONS / "honest_triton.py", "cpu", trials=1, timing=settings)
+        assert verdict.status == "correct", verdict.reason
+        assert len(verdict.timing["rounds"]) == rounds
+        assert len(verdict.baselines["eager"]["timing"]["rounds"]) == rounds
+

@@ -34,9 +34,8 @@ from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, act
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
-from kbench.judge.repeatability import widen
+from kbench.judge.repeatability import rounds_settled, widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers
@@ -276,7 +275,8 @@ class _Evaluation:
         the speedup alike (docs/timing.md). The judge's clock around every call
         bounds both workers' clocks (trusted_clock_findings).
         """
-        rounds = max(1, self.timing_settings.rounds)
+        settings = self.timing_settings
+        rounds = max(1, settings.rounds, settings.max_rounds)  # at most; fewer once rounds_settled
         side = self.reference_side
         cached = side.cached_columns()
         workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
@@ -299,8 +299,13 @@ class _Evaluation:
                     side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
                     self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
                     with self._phase("baseline"):
-                        self._wait_for_a_quiet_gpu(reference)
+                        self._consider(side.quiet_gpu_findings(reference))
                         side.replay_round(workers, timed, base_rounds, base_series, index)
+                    if index < rounds - 1 and rounds_settled([t.timing.median_ms for t in cand_rounds],
+                                                             [r["median_ms"] for r in base_rounds["eager"]], settings):
+                        candidate.assert_quiet()  # stopped since its round: closed without running again
+                        candidate.close()
+                        break
                     candidate.resume()
             finally:
                 for worker in (w for w in workers.values() if w is not reference):
@@ -311,21 +316,13 @@ class _Evaluation:
         self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
         self.record["timing"].update(excess)
 
-    def _wait_for_a_quiet_gpu(self, reference: Worker) -> None:
-        """On a GPU, before a baseline round: no work the stopped candidate left queued (kbench.judge.quiet)."""
-        if self.device.startswith("cuda"):
-            busy = busy_gpu_finding(
-                lambda: self.reference_side.ask(reference, "probing the GPU", {"op": "probe"})["round_trips_ms"])
-            self._consider([Finding("gpu-busy", busy)] if busy else [])
-
     def _candidate_round(self, reference: Worker, candidate: Worker, rounds_left: int, index: int) -> TimedSeries:
         """One round of the candidate's timed calls, with its share of the budget
         left; a secret few of them saved for the reference to check."""
         left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
         if left <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
-        rounds = max(1, self.timing_settings.rounds)
-        budget = min(self.timing_settings.budget_seconds / rounds, left / rounds_left)
+        budget = min(self.timing_settings.budget_seconds / max(1, self.timing_settings.rounds), left / rounds_left)
         settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),

@@ -30,7 +30,9 @@ from kbench.judge.baselines import (
 from kbench.judge.calls import Call, CallDriver, timed_calls
 from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
+from kbench.judge.guard import Finding
 from kbench.judge.process import Worker, WorkerLost
+from kbench.judge.quiet import busy_gpu_finding
 from kbench.judge.repeatability import speedup_interval
 from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
@@ -217,6 +219,13 @@ class ReferenceSide:
 
     def load_message(self, size: str | None = None) -> dict[str, Any]:
         return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype, self.import_path)
+
+    def quiet_gpu_findings(self, reference: Worker) -> list[Finding]:
+        """On a GPU, before a baseline round: no work the stopped candidate left queued (kbench.judge.quiet)."""
+        if not self.device.startswith("cuda"):
+            return []
+        busy = busy_gpu_finding(lambda: self.ask(reference, "probing the GPU", {"op": "probe"})["round_trips_ms"])
+        return [Finding("gpu-busy", busy)] if busy else []
 
     def ask(self, reference: Worker, what: str, message: dict[str, Any] | None = None,
             orders: CallDriver | None = None) -> dict[str, Any]:

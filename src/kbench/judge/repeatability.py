@@ -16,8 +16,13 @@ the within-evaluation interval, which the verdict keeps as
 from __future__ import annotations
 
 import math
+import statistics
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kbench.judge.timing import TimingSettings
 
 Z95 = 1.959964
 # Standard deviation of one evaluation's log speedup from process to process, by device type.
@@ -86,3 +91,29 @@ def speedup_interval(
 
     ratios = np.sort(replicate_medians(baseline_rounds) / replicate_medians(candidate_rounds))
     return float(ratios[int(0.025 * reps)]), float(ratios[int(0.975 * reps) - 1])
+
+
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1-20); beyond, the last (a little wide).
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
+
+
+def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings: TimingSettings) -> bool:
+    """Whether the interleaved rounds so far are enough: ``settings.rounds`` of them at least, and
+    then either ``settings.max_rounds`` of them or a speedup the rounds agree on, the 95% t
+    interval of the mean of their log speedups (one per round: its baseline median over its
+    candidate median) within ``settings.target_speedup_error`` on each side. Each round's
+    buffers are somewhere new with ``new_placement_per_round``, so the rounds sample what one
+    placement would fix for a whole evaluation (docs/timing.md): GPU MODE stops timing on a
+    time's standard error; this stops on the speedup's, over what changes between rounds."""
+    count = min(len(candidate_ms), len(baseline_ms))
+    if count >= max(settings.rounds, settings.max_rounds):
+        return True
+    if count < max(2, settings.rounds):
+        return False
+    if not all(math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *baseline_ms[:count])):
+        return False  # a reading no clock gives settles nothing: the rounds go on to max_rounds
+    logs = [math.log(b / c) for c, b in zip(candidate_ms, baseline_ms)]
+    half_width = T_975[min(count - 1, len(T_975)) - 1] * statistics.stdev(logs) / math.sqrt(count)
+    return half_width <= settings.target_speedup_error
+

@@ -54,6 +54,10 @@ class TimingSettings:
     rounds: int = 3  # candidate and baselines alternate this many times (docs/timing.md)
     cuda_graph: bool = False  # time replays of one captured CUDA graph (GraphedCall) instead of calls
     new_placement_per_round: bool = False  # each round's buffers at a new place in memory (new_placement)
+    # Above ``rounds``: further rounds, up to this many, until the rounds' speedups agree to within
+    # ``target_speedup_error`` (kbench.judge.repeatability.rounds_settled). 0: always ``rounds``.
+    max_rounds: int = 0
+    target_speedup_error: float = 0.0025  # half the 95% interval of the rounds' mean log speedup
 
 
 @dataclass(frozen=True)
@@ -397,6 +401,9 @@ def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
     """ValueError for settings this device cannot honour."""
     if settings.cuda_graph and not device.startswith("cuda"):
         raise ValueError(f"CUDA-graph timing needs a CUDA device, not {device}")
+    if settings.max_rounds and (settings.max_rounds < settings.rounds or not settings.target_speedup_error > 0):
+        raise ValueError(f"max_rounds {settings.max_rounds} must be 0 or at least rounds ({settings.rounds}), "
+                         f"with a positive target_speedup_error")
     return settings
 
 
