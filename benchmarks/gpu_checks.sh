@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The checks a session runs on the GPU machine, by name, in the order given, each with its own time
+# limit, its output unbuffered into <step>.log (what a cut-off step printed is kept) and its JSON
+# beside it, all packed after every step into $OUT/checks.tar.gz (the device tool brings back at
+# most 8 files). The machine's Python has torch and Triton; bubblewrap comes from .whl/ (carry it).
+#
+#   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
+#
+# Steps: corpus (the honest corpus, 14 builds beside), exploits (every GPU exploit and twin),
+# gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
+# replays (expert and do-nothing patches), experts (the expert patches' speedups), null-default and
+# null-placed (issue 30's null candidates, batch), throughput (40 CUDA builds in a run).
+set -u
+OUT=${OUT:-/tmp/out}
+WORK=$(mktemp -d)
+mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+fi
+export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+run_step() {
+    local step=$1 limit=$2
+    case $step in
+        corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 --out "$WORK/corpus.json" ;;
+        exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests/test_exploits.py ;;
+        gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
+        tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit --json > "$WORK/tasks-audit.json" ;;
+        replays) timeout "$limit" "$PY" benchmarks/repo_replays.py --out "$WORK/replays" ;;
+        experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
+        null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --out "$WORK/null-default.jsonl" ;;
+        null-placed) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --placed --rounds 3 \
+            --max-rounds 12 --out "$WORK/null-placed.jsonl" ;;
+        throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 \
+            --baseline eager --out "$WORK/throughput.json" ;;
+        *) echo "unknown step $step"; return 2 ;;
+    esac
+}
+
+for spec in "$@"; do
+    step=${spec%%:*}
+    limit=${spec#*:}
+    [ "$limit" = "$spec" ] && limit=540
+    echo "=== $step (at most $limit s) $(date -u +%FT%TZ)"
+    started=$(date +%s)
+    run_step "$step" "$limit" 2>&1 | tee "$WORK/$step.log"
+    echo "=== $step: exit ${PIPESTATUS[0]} after $(( $(date +%s) - started )) s"
+    tar -czf "$OUT/checks.tar.gz" -C "$WORK" .
+done
