@@ -74,7 +74,7 @@ class Worker:
 
 
 def measure(task: common.SuiteTask, device: str, size: str, budget_s: float, rounds: int) -> dict:
-    row: dict = {"task": task.id, "kind": common.KINDS.get(task.id, ""), "title": task.title}
+    row: dict = {"task": task.id, "kind": task.kind, "title": task.title}
     with common.Scratch() as tmp:
         base = common.checkout(task, tmp / "base")
         expert = common.checkout(task, tmp / "expert")

@@ -27,24 +27,6 @@ WORKER = Path(__file__).resolve().parent / "repo_workload_worker.py"
 NEVER = ("tests/*", "tests/**", "hidden/*", "hidden/**", "conftest.py", "*/conftest.py", ".git/*", "workload.py")
 
 
-# The kind of optimisation each task asks for (docs/tasks.md); task.toml has no field for it.
-KINDS = {
-    "tinylm/fused-rmsnorm": "fusion",
-    "tinylm/gqa-kv-layout": "layout change",
-    "tinylm/top-p-sync": "host syncs",
-    "tinylm/ragged-decode": "batching launches",
-    "tinylm/rotary-cache": "caching",
-    "tinylm/top-k-select": "algorithm",
-    "tinylm/prefill-last-logits": "less work",
-    "pointkit/fps-batched": "host syncs",
-    "pointkit/knn-topk": "algorithm",
-    "pointkit/voxel-scatter": "batching launches",
-    "pointkit/chamfer-fused": "fusion",
-    "pointkit/ball-query-scan": "algorithm",
-    "pointkit/group-points-layout": "layout change",
-}
-
-
 @dataclass(frozen=True)
 class SuiteTask:
     """A task as the scripts need it: paths resolved, nothing run."""
@@ -52,6 +34,7 @@ class SuiteTask:
     id: str
     directory: Path
     title: str
+    kind: str
     bundle: Path
     commit: str
     allowed: tuple[str, ...]
@@ -75,6 +58,7 @@ def load(toml_path: Path) -> SuiteTask:
         id=data.get("id", f"{here.parent.name}/{here.name}"),
         directory=here,
         title=data["title"],
+        kind=data.get("kind", ""),
         bundle=(here / repo["bundle"]).resolve(),
         commit=repo["commit"],
         allowed=tuple(data["patch"]["allowed"]),

@@ -94,6 +94,7 @@ def test_bundled_tasks_are_found_by_id_under_their_folder(fixture):
     ("timeout_s = 240", 'timeout_s = "soon"', "positive number of seconds"),
     ('file = "workload.py"', 'file = "expert.patch"', "its workload"),
     ('visible = ["tests/test_norm.py"]', 'visible = "tests/test_norm.py"', "tests.visible must be a list"),
+    ('title = "', 'kind = ""\ntitle = "', "kind must be a non-empty string"),
 ])
 def test_an_unusable_task_file_names_itself_and_the_defect(fixture, tmp_path, old, new, defect):
     copy = tmp_path / "tinyops"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kbench.repo import suite_tasks
 from kbench.suite.problem import load_problem
 
 TASKS = Path(__file__).resolve().parent.parent / "src" / "kbench" / "repo" / "tasks"
@@ -43,6 +44,8 @@ def test_the_suite_has_two_repositories_and_at_least_five_tasks_on_each():
     assert len(per_repository) >= 2
     assert all(count >= 5 for count in per_repository.values()), per_repository
     assert sum(per_repository.values()) >= 12
+    kinds = {suite_task.kind for suite_task in suite_tasks()}  # what the expert patches do, for reports
+    assert kinds == {"fusion", "layout change", "host syncs", "batching launches", "caching", "algorithm", "less work"}
 
 
 @pytest.mark.parametrize("toml_path", TASK_FILES, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")

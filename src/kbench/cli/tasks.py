@@ -50,7 +50,7 @@ def tasks_list(
     folder: Optional[Path] = typer.Option(None, "--dir", help=DIR_HELP, file_okay=False),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
 ) -> None:
-    """List the tasks: id, title, repository and pinned commit."""
+    """List the tasks: id, title, kind, repository and pinned commit."""
     try:
         tasks = suite_tasks(folder)
     except TaskError as exc:
@@ -61,16 +61,16 @@ def tasks_list(
     if not tasks:
         make_console(stderr=True).print(f"no tasks in {folder or TASKS_DIR}", highlight=False)
         return
-    table = Table("id", "title", "repository", "commit", "tests (visible/hidden)",
+    table = Table("id", "title", "kind", "repository", "commit", "tests (visible/hidden)",
                   title=f"{len(tasks)} tasks in {folder or TASKS_DIR}")
     for t in tasks:
-        table.add_row(t.id, t.title, t.repository.source.name, t.repository.commit[:12],
+        table.add_row(t.id, t.title, t.kind, t.repository.source.name, t.repository.commit[:12],
                       f"{len(t.visible_tests)}/{len(t.hidden_tests)}")
     console.print(table)
 
 
 def _summary(task: Task) -> dict[str, Any]:
-    return {"id": task.id, "title": task.title, "path": str(task.path), "sha256": task.sha256,
+    return {"id": task.id, "title": task.title, "kind": task.kind, "path": str(task.path), "sha256": task.sha256,
             "repository": str(task.repository.source), "commit": task.repository.commit}
 
 
@@ -100,7 +100,7 @@ def tasks_show(
         typer.echo(json.dumps(described, indent=2))
         return
     console.print(f"[bold]{escape(found.id)}[/bold]  {escape(found.title)}", highlight=False)
-    for key in ("path", "sha256", "repository", "commit", "allowed", "visible_tests", "hidden_tests",
+    for key in ("kind", "path", "sha256", "repository", "commit", "allowed", "visible_tests", "hidden_tests",
                 "tests_timeout_s", "workload", "tolerance", "expert_patch", "broken_patch"):
         value = described[key]
         shown = ", ".join(value) if isinstance(value, list) else value

@@ -28,7 +28,7 @@ COMMIT = re.compile(r"[0-9a-f]{40}")
 
 # Every key the format knows, per table: anything else is a typo, refused.
 KEYS: dict[str, set[str]] = {
-    "": {"id", "title", "statement", "repository", "patch", "tests", "workload", "expert"},
+    "": {"id", "title", "kind", "statement", "repository", "patch", "tests", "workload", "expert"},
     "repository": {"bundle", "path", "commit"},
     "patch": {"allowed"},
     "tests": {"visible", "hidden", "timeout_s"},
@@ -72,6 +72,7 @@ class Task:
     expert_patch: Path | None = None
     broken_patch: Path | None = None
     sha256: str = ""  # of what defines the task (kbench.repo.task.task_sha256)
+    kind: str = ""  # the kind of work the expert patch does (a fusion, a layout change, ...): for reports, never prompts
 
     @property
     def folder(self) -> Path:
@@ -135,6 +136,7 @@ def load_task(path: str | Path, task_id: str | None = None) -> Task:
         id=task_id or reader.string("", "id", default=f"{folder.parent.name}/{folder.name}"),
         path=path,
         title=reader.string("", "title"),
+        kind=reader.string("", "kind") if "kind" in data else "",
         statement=reader.string("", "statement"),
         repository=repository,
         allowed=tuple(allowed),
