@@ -116,4 +116,3 @@ def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings
     logs = [math.log(b / c) for c, b in zip(candidate_ms, baseline_ms)]
     half_width = T_975[min(count - 1, len(T_975)) - 1] * statistics.stdev(logs) / math.sqrt(count)
     return half_width <= settings.target_speedup_error
-
