@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kbench.agents.repo_workspace import PatchRepo
 from kbench.repo import suite_tasks
 from kbench.repo.checkout import checkout
 from kbench.repo.patch import glob_match
@@ -30,15 +31,17 @@ COMMENT = "\n# kbench replay: a patch that changes nothing a workload can measur
 
 
 def do_nothing_patch(task, scratch: Path) -> str:
-    """A comment appended to the first existing file the task lets a patch change, as a git diff."""
-    tree = checkout(task.repository, scratch / task.id.replace("/", "_"))
+    """A comment appended to the first existing file the task lets a patch change, diffed as the
+    harness diffs a command agent's checkout (kbench.agents.repo_workspace.PatchRepo)."""
+    private = scratch / task.id.replace("/", "_")
+    tree = checkout(task.repository, private / "repo")
     files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if p.is_file())
     target = next(f for f in files if any(glob_match(pattern, f) for pattern in task.allowed))
-    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
+    patches = PatchRepo(private, tree)
+    patches.record_base()
     with open(tree / target, "a") as handle:
         handle.write(COMMENT)
-    return subprocess.run(["git", "diff", "--", target], cwd=tree, check=True, capture_output=True, text=True).stdout
+    return patches.patch()
 
 
 def write_patches(tasks, out: Path) -> None:
