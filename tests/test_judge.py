@@ -159,6 +159,18 @@ def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp
     )
 
 
+def test_after_the_small_trial_the_model_is_of_the_test_size_s_module(tmp_path):
+    """A Model whose forward reads its module's size constants is judged at the size it was resized to
+    (on both sides: a repository's workload is the candidate's own Model)."""
+    relu = (EXAMPLES.parent / "level1" / "relu.py").read_text()
+    problem = tmp_path / "relu_reads_globals.py"
+    problem.write_text(relu.replace("batch_size = 16384\ndim = 32768", "batch_size = 32\ndim = 8192").replace(
+        "return torch.relu(x)", "return torch.relu(x.reshape(batch_size, dim))"))
+    assert "x.reshape(batch_size, dim)" in problem.read_text()
+    verdict = kbench.evaluate(problem, EXAMPLES / "relu.py", "cpu", size="default", trials=1, measure_time=False)
+    assert verdict.status == "correct", verdict.reason
+
+
 def test_workers_die_with_a_judge_killed_outright(tmp_path):
     """SIGKILL gives the judge no chance to close its workers; a worker busy in a
     long call must not outlive it (a resumed run would share the GPU with it)."""

@@ -152,9 +152,15 @@ class Session:
                        {"commands": io.TextIOWrapper})
 
     def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """The problem at another size, and a new model for it (the solution is not re-imported)."""
+        """The problem at another size, and a new model for it (the solution is not re-imported).
+
+        A model of the problem's own class (the reference, a repository's patched workload) is of the
+        new module's class: the old one reads the old size's constants (``BATCH`` in ``forward``)."""
+        from_problem = self.model_class is self.problem_module.Model
         with phase("problem"):
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
+        if from_problem:
+            self.model_class = self.problem_module.Model
         self._build_model(msg["init_seed"])
         return {"ok": True, "work": _work_counts(self.problem_module)}
 
