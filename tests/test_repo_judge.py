@@ -268,6 +268,28 @@ def test_the_audit_says_why_a_task_failed_as_soon_as_it_is_done(monkeypatch):
     assert "broken: no hidden test fails on it" in result.output
 
 
+def _expert_check(task, monkeypatch, speedup, low):
+    """The audit's expert check on a GPU verdict made by hand (the rounds as tinylm/rotary-cache's)."""
+    from kbench.repo.audit import _expert
+    from repo_run_fixtures import repo_verdict
+
+    verdict = replace(repo_verdict(task.id, "correct", speedup, low=low), device="cuda:0",
+                      timing={"rounds": [3.21, 3.51, 5.25]})
+    verdict.baselines["base"]["timing"] = {"rounds": [6.79, 7.3, 11.0]}
+    monkeypatch.setattr("kbench.repo.audit.evaluate_patch", lambda *args, **kwargs: verdict)
+    return _expert(task, "cuda:0", "default", sandbox=False, timeout=60, cache=None)
+
+
+def test_the_audit_fails_an_expert_whose_speedup_is_too_uncertain_to_solve_at_95_percent(task, monkeypatch):
+    """On the H200 (2026-12-02) tinylm/rotary-cache's expert measured 1.97x (1.63-2.11): its own
+    re-measurement could not be shown to reach 95% of that, so no patch could fairly be called solved."""
+    from kbench.repo.audit import MAX_EXPERT_SHORTFALL
+
+    loose = _expert_check(task, monkeypatch, 1.97, 1.63)
+    assert not loose["ok"] and "17.3% below" in loose["detail"] and "'base': [6.79, 7.3, 11.0]" in loose["detail"]
+    assert _expert_check(task, monkeypatch, 1.97, 1.97 * (1 - MAX_EXPERT_SHORTFALL) + 0.001)["ok"]
+
+
 # --- patches that run: tests in the sandbox, the workload in the judge -----
 
 DEVICE_TEST = """import os

@@ -13,7 +13,11 @@ a patch is judged (tests in the sandbox, the workload in the judge's workers):
 - ``broken``: the task's broken patch passes the visible tests and fails a
   hidden one (the hidden tests catch what the visible ones miss);
 - ``expert``: the expert patch is judged correct, and on a GPU is at least
-  ``MIN_EXPERT_SPEEDUP`` times faster than the base; its measurement goes into the
+  ``MIN_EXPERT_SPEEDUP`` times faster than the base, with a speedup interval whose
+  lower end is within ``MAX_EXPERT_SHORTFALL`` of it (a task solves at 95% of the
+  expert's speedup on the interval's lower end: a workload whose time moves more
+  than that from round to round cannot tell a patch that solves it from one that
+  does not, the expert's own re-measurement included); its measurement goes into the
   expert cache, so the fractions of later verdicts under this environment are cheap.
 """
 
@@ -36,6 +40,9 @@ from kbench.repo.task import Task
 from kbench.repo.tests_run import TestsRun, run_task_tests
 
 MIN_EXPERT_SPEEDUP = 1.2  # GSO's floor: an expert patch that gains less leaves no room to tell patches apart
+# On a GPU: how far below the expert's speedup its 95% interval may reach. The solved rule leaves 5%;
+# the rest is for a re-measurement's own drift (1.1% between processes: kbench.judge.repeatability).
+MAX_EXPERT_SHORTFALL = 0.03
 MIN_BASE_MS = 1.0  # on a GPU: the base's call, so that launch overhead does not decide the score
 # The problem audit's flags that make a workload unfit to judge a patch with.
 WORKLOAD_FLAGS = ("broken", "zeros_pass", "near_constant", "input_insensitive", "weight_insensitive",
@@ -140,6 +147,13 @@ def _expert(task: Task, device: str, size: str, sandbox: bool, timeout: float,
     detail = f"speedup {speedup:.4g}x over the base (95% interval {interval[0]:.4g}-{interval[1]:.4g})"
     if device.startswith("cuda") and speedup < MIN_EXPERT_SPEEDUP:
         return _check(False, f"{detail}, under {MIN_EXPERT_SPEEDUP:g}x", speedup=speedup)
+    if device.startswith("cuda") and interval[0] < speedup * (1 - MAX_EXPERT_SHORTFALL):
+        rounds = {side: [round(ms, 3) for ms in timing.get("rounds", [])] for side, timing in
+                  (("base", verdict.baselines.get("base", {}).get("timing", {})), ("expert", verdict.timing or {}))}
+        return _check(False, f"{detail}: its lower end is {1 - interval[0] / speedup:.1%} below, over "
+                             f"{MAX_EXPERT_SHORTFALL:.0%}: the workload's time moves too much between rounds to "
+                             f"tell 95% of the expert's speedup (each round's median ms: {rounds})",
+                      speedup=speedup, speedup_interval=interval)
     detail += "" if device.startswith("cuda") else " (CPU timing: the 1.2x floor is a GPU's)"
     return _check(True, detail + (f"; {note}" if note else ""), speedup=speedup, speedup_interval=interval)
 
