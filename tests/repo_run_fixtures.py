@@ -14,9 +14,13 @@ from kbench.runs.store import Store
 def repo_verdict(task_id: str, status: str, speedup: float | None = None, low: float | None = None,
                  expert: float | None = 1.5) -> Verdict:
     """A patch's verdict: for a correct one its speedup over base and the interval's lower bound
-    (the upper bound as far above the speedup); the task's expert speedup in every verdict."""
+    (the upper bound as far above the speedup); the task's expert speedup in every verdict, and for a
+    correct one its fraction of it, with the interval the speedup's over the expert's."""
     correct = status == "correct"
     timed = correct and speedup is not None
+    fraction = {"fraction": speedup / expert,
+                "fraction_interval": [low / expert, (2 * speedup - low) / expert] if low is not None else None,
+                } if timed and expert is not None else {}
     return Verdict(
         problem=task_id,
         problem_path=f"/tasks/{task_id}/task.toml",
@@ -33,8 +37,7 @@ def repo_verdict(task_id: str, status: str, speedup: float | None = None, low: f
         speedup={"base": speedup if timed else None},
         speedup_interval={"base": [low, 2 * speedup - low]} if timed and low is not None else {},
         track="repo",
-        expert={"speedup": expert, "fraction": speedup / expert if timed else None, "measured": "by hand"}
-        if expert is not None else {},
+        expert={"speedup": expert, "fraction": None, **fraction, "measured": "by hand"} if expert is not None else {},
     )
 
 

@@ -32,10 +32,10 @@ from kbench.repo.tests_run import device_in_tests, run_tests
 
 @pytest.fixture(scope="module")
 def fixture(tmp_path_factory):
-    """(task file, patches by name, a cache folder for the expert's speedup)."""
+    """(task file, patches by name)."""
     root = tmp_path_factory.mktemp("repo")
     task_file, patches = make_task(root)
-    return task_file, patches, root / "experts.sqlite"
+    return task_file, patches
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,8 @@ def task(fixture):
 
 
 def quick(fixture, name: str, **options):
-    """A patch judged where nothing of it runs (no expert looked up)."""
-    return evaluate_patch(fixture[0], fixture[1][name], "cpu", expert=None, **options)
+    """A patch judged where nothing of it runs (no expert timed beside)."""
+    return evaluate_patch(fixture[0], fixture[1][name], "cpu", expert=False, **options)
 
 
 # --- the task file ---------------------------------------------------------
@@ -199,7 +199,7 @@ def test_a_patch_is_refused_before_any_of_it_runs(fixture, name, status, reason)
 
 
 def test_text_that_is_no_patch_is_a_compile_error(fixture):
-    verdict = evaluate_patch(fixture[0], Patch("Here is the fix: use torch.rsqrt.\n"), "cpu", expert=None)
+    verdict = evaluate_patch(fixture[0], Patch("Here is the fix: use torch.rsqrt.\n"), "cpu", expert=False)
     assert verdict.status == "compile_error" and verdict.solution_path is None
     assert "no file diff" in verdict.reason or "not one git can read" in verdict.reason
 
@@ -268,26 +268,29 @@ def test_the_audit_says_why_a_task_failed_as_soon_as_it_is_done(monkeypatch):
     assert "broken: no hidden test fails on it" in result.output
 
 
-def _expert_check(task, monkeypatch, speedup, low):
-    """The audit's expert check on a GPU verdict made by hand (the rounds as tinylm/rotary-cache's)."""
+def _expert_check(task, monkeypatch, own_low):
+    """The audit's expert check on a GPU verdict made by hand: 1.97x over the base, and ``own_low`` the
+    lower end of its fraction of its own speedup, judged beside itself (rounds as tinylm/rotary-cache's)."""
     from kbench.repo.audit import _expert
     from repo_run_fixtures import repo_verdict
 
-    verdict = replace(repo_verdict(task.id, "correct", speedup, low=low), device="cuda:0",
-                      timing={"rounds": [3.21, 3.51, 5.25]})
+    verdict = replace(repo_verdict(task.id, "correct", 1.97, low=1.9), device="cuda:0",
+                      timing={"rounds": [3.21, 3.51, 5.25]},
+                      expert={"fraction": 1.0, "fraction_interval": [own_low, 2 - own_low], "rounds_ms": [3.3, 5.0, 3.9]})
     verdict.baselines["base"]["timing"] = {"rounds": [6.79, 7.3, 11.0]}
     monkeypatch.setattr("kbench.repo.audit.evaluate_patch", lambda *args, **kwargs: verdict)
-    return _expert(task, "cuda:0", "default", sandbox=False, timeout=60, cache=None)
+    return _expert(task, "cuda:0", "default", sandbox=False, timeout=60)
 
 
 def test_the_audit_fails_an_expert_whose_speedup_is_too_uncertain_to_solve_at_95_percent(task, monkeypatch):
-    """On the H200 (2026-12-02) tinylm/rotary-cache's expert measured 1.97x (1.63-2.11): its own
-    re-measurement could not be shown to reach 95% of that, so no patch could fairly be called solved."""
+    """On the H200 (2026-12-02) tinylm/rotary-cache's expert, re-measured, reached 0.927 of its own speedup
+    measured before (1.63-2.11x): a workload that moves so much cannot tell a patch at 95% of the expert
+    from one below, so the audit fails the task rather than let no patch, or any, solve it."""
     from kbench.repo.audit import MAX_EXPERT_SHORTFALL
 
-    loose = _expert_check(task, monkeypatch, 1.97, 1.63)
-    assert not loose["ok"] and "17.3% below" in loose["detail"] and "'base': [6.79, 7.3, 11.0]" in loose["detail"]
-    assert _expert_check(task, monkeypatch, 1.97, 1.97 * (1 - MAX_EXPERT_SHORTFALL) + 0.001)["ok"]
+    loose = _expert_check(task, monkeypatch, 0.90)
+    assert not loose["ok"] and "10.0% below 1" in loose["detail"] and "'base': [6.79, 7.3, 11.0]" in loose["detail"]
+    assert _expert_check(task, monkeypatch, 1 - MAX_EXPERT_SHORTFALL + 0.001)["ok"]
 
 
 # --- patches that run: tests in the sandbox, the workload in the judge -----
@@ -347,7 +350,7 @@ def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
 
 @pytest.mark.slow
 def test_tests_that_do_not_finish_in_the_task_s_time_are_a_timeout(fixture, task):
-    verdict = evaluate_patch(replace(task, tests_timeout=5.0), Patch.from_file(fixture[1]["hang"]), "cpu", expert=None)
+    verdict = evaluate_patch(replace(task, tests_timeout=5.0), Patch.from_file(fixture[1]["hang"]), "cpu", expert=False)
     assert verdict.status == "timeout"
     assert verdict.reason.startswith("tests: timeout: the tests did not finish within 5 s")
 
@@ -368,12 +371,12 @@ def test_the_guard_watches_the_patched_code_from_its_first_import(fixture):
 
 
 @pytest.mark.slow
-def test_the_audit_passes_the_fixture_task_and_keeps_the_expert_speedup(fixture, task):
-    record = audit_task(task, "cpu", "small", expert_cache=fixture[2])
+def test_the_audit_passes_the_fixture_task_and_names_the_expert_speedup(fixture, task):
+    record = audit_task(task, "cpu", "small")
     assert record["ok"], record["checks"]
     assert record["checks"]["broken"]["detail"].startswith("caught: hidden/test_norm_hidden.py::test_eps_is_used")
     assert record["checks"]["expert"]["speedup"] > 1.5  # a loop over rows against one vectorised call
-    assert fixture[2].is_file()
+    assert "judged beside itself" in record["checks"]["expert"]["detail"]
 
 
 @pytest.mark.slow
@@ -386,15 +389,20 @@ def test_the_audit_fails_a_broken_patch_that_the_hidden_tests_do_not_catch(fixtu
 
 @pytest.mark.slow
 def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixture, capsys):
-    verdict = evaluate_patch(fixture[0], fixture[1]["nothing"], "cpu", expert=fixture[2])
+    """The expert is timed beside the patch, in the same rounds: the fraction is the expert's time over
+    the patch's, and the verdict's columns stay the base alone."""
+    verdict = evaluate_patch(fixture[0], fixture[1]["nothing"], "cpu")
     assert verdict.status == "correct" and verdict.track == "repo"
     assert set(verdict.speedup) == {"base"} and set(verdict.baselines) == {"base"}
+    assert set(verdict.speedup_interval) == set(verdict.speedup_interval_within) == {"base"}
     assert 0.5 < verdict.speedup["base"] < 2.0
     low, high = verdict.speedup_interval["base"]
     assert low <= verdict.speedup["base"] <= high
     expert = verdict.expert
     assert expert["speedup"] > 1.5 and expert["fraction"] == pytest.approx(verdict.speedup["base"] / expert["speedup"])
-    assert expert["fraction_interval"] == pytest.approx([low / expert["speedup"], high / expert["speedup"]])
+    assert expert["fraction_interval"][0] <= expert["fraction"] <= expert["fraction_interval"][1] < 0.95
+    assert expert["runtime_ms"] == pytest.approx(verdict.runtime_ms * expert["fraction"])
+    assert len(expert["rounds_ms"]) == len(verdict.timing["rounds"])  # timed in every round
     assert expert["solved"] is False and not solved(verdict)
     assert verdict.reason.startswith("tests: 3 passed, 0 failed, 0 errors; workload: 5 of 5 trials match")
     print_patch_verdict(verdict)
@@ -406,13 +414,11 @@ def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixt
 def test_on_a_gpu_the_task_audits_and_only_the_expert_solves_it(fixture, task, tmp_path):
     """The fixture's loop over 2048 rows launches thousands of kernels a call; the expert's one
     vectorised call is far past 1.2x, and a patch that changes nothing is near 1x."""
-    cache = tmp_path / "experts.sqlite"
-    record = audit_task(task, "cuda", "default", expert_cache=cache)
+    record = audit_task(task, "cuda", "default")
     assert record["ok"], record["checks"]
     assert record["checks"]["expert"]["speedup"] >= 1.2 and record["checks"]["workload"]["eager_ms"] >= 1.0
-    nothing = evaluate_patch(task, fixture[1]["nothing"], "cuda", size="default", expert=cache)
-    assert nothing.status == "correct" and 0.8 < nothing.speedup["base"] < 1.25
-    assert nothing.expert["measured"].startswith("cached") and not solved(nothing)
-    expert = evaluate_patch(task, fixture[1]["expert"], "cuda", size="default", expert=cache)
-    assert expert.status == "correct" and expert.expert["measured"].startswith("cached")
+    nothing = evaluate_patch(task, fixture[1]["nothing"], "cuda", size="default")
+    assert nothing.status == "correct" and 0.8 < nothing.speedup["base"] < 1.25 and not solved(nothing)
+    expert = evaluate_patch(task, fixture[1]["expert"], "cuda", size="default")
+    assert expert.status == "correct"
     assert solved(expert), expert.expert  # the expert's patch judged again solves its own task (issue 29)

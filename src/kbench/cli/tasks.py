@@ -173,8 +173,8 @@ def eval_patch(
                                 "its integrity rules reject, no style rule applies) or off."),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the patched code in the OS sandbox "
                                  "(docs/guard.md); --no-sandbox is recorded in the verdict."),
-    expert: bool = typer.Option(True, "--expert/--no-expert", help="Compare with the expert patch's speedup "
-                                "(measured once per environment, then cached)."),
+    expert: bool = typer.Option(True, "--expert/--no-expert", help="Time the expert patch beside the patch: "
+                                "its fraction of the expert's speedup."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Show the step the judge is "
                                             "at, on stderr [default: on a terminal]."),
@@ -215,8 +215,6 @@ def print_patch_verdict(verdict: Verdict) -> None:
     console.print(f"  this patch: {expert['fraction']:.3g} of the expert's speedup (95% interval "
                   f"{low:.3g}-{high:.3g}); solved: {'yes' if expert['solved'] else 'no'} (the interval's lower "
                   f"bound must reach {SOLVED_FRACTION:g} of it)", highlight=False, markup=False)
-    for note in expert.get("notes", []):
-        console.print(f"  expert {note}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -119,6 +119,7 @@ def evaluate(
         evaluation.tell = progress or evaluation.tell
         evaluation.spares = spares
         evaluation.sides, evaluation.reference_side.import_path = sides, sides and sides.reference
+        evaluation.reference_side.code_columns = dict(sides.columns) if sides else {}
         return evaluation.run(measure_time)
 
     return confirmed(judged, spares or current(device, confinement), progress)
@@ -279,7 +280,8 @@ class _Evaluation:
         rounds = max(1, settings.rounds, settings.max_rounds)  # at most; fewer once rounds_settled
         side = self.reference_side
         cached = side.cached_columns()
-        workers = {"eager": reference, **side.column_workers([c for c in side.columns if c not in cached])}
+        workers = {"eager": reference,
+                   **side.column_workers([c for c in side.columns if c not in cached] + list(side.code_columns))}
         with background.BACKGROUND.quiet():  # builds ahead and the next evaluations' workers stop while anything is timed
             try:
                 cand_rounds: list[TimedSeries] = []

@@ -216,6 +216,7 @@ class ReferenceSide:
         self.notes: dict[str, list[str]] = {}  # cached entries found under another environment, never used
         self.flags: list[str] = []  # a cache that could not be read or written
         self.import_path: Path | None = None  # the reference's code beside the problem (kbench.judge.sides)
+        self.code_columns: dict[str, Path] = {}  # columns of the problem's Model with other code (Sides.columns)
 
     def load_message(self, size: str | None = None) -> dict[str, Any]:
         return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype, self.import_path)
@@ -241,7 +242,7 @@ class ReferenceSide:
         return answer
 
     def column_workers(self, columns: list[str]) -> dict[str, Worker]:
-        """A fresh reference worker per compiled column, loaded at the test size."""
+        """A fresh reference worker per compiled column or code column, loaded at the test size."""
         workers: dict[str, Worker] = {}
         try:
             for column in columns:
@@ -249,7 +250,12 @@ class ReferenceSide:
                     continue
                 worker = Worker(worker_env(self.device))
                 workers[column] = worker
-                worker.send({**self.load_message(), "role": "reference", "column": column})
+                if column in self.code_columns:  # the problem's Model itself, with that code first on its path
+                    code = load_message(self.problem, self.device, self.size, self.init_seed, self.dtype,
+                                        self.code_columns[column])
+                    worker.send({**code, "role": "reference"})
+                else:
+                    worker.send({**self.load_message(), "role": "reference", "column": column})
             for column, worker in workers.items():
                 self.ask(worker, f"loading the problem for the {column} baseline")
         except BaseException:
@@ -392,7 +398,7 @@ class ReferenceSide:
         measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
         bounds = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
         eager = measured_columns["eager"]
-        for column in self.columns:
+        for column in (*self.columns, *self.code_columns):
             if column in cached:  # eager now over the candidate, times the column over eager as cached
                 entry = cached[column]
                 factor = entry.runtime_ms / entry.eager_ms
@@ -412,7 +418,7 @@ class ReferenceSide:
             }
             speedup[column] = measured.median_ms / candidate.median_ms
             intervals[column] = [low, high]
-            if column != "eager":
+            if column != "eager" and column not in self.code_columns:
                 self.store(column, measured, eager)
         for column, notes in self.notes.items():
             baselines[column]["not_used"] = notes

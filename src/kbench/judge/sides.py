@@ -30,7 +30,7 @@ What changes with ``Sides`` (kbench.judge.evaluation, kbench.judge.worker):
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbench.judge.sandbox import give_to_candidate
@@ -40,11 +40,15 @@ CHECKOUT_NAME = "checkout"  # the candidate's copy, in its scratch folder
 
 @dataclass(frozen=True)
 class Sides:
-    """The reference's and the candidate's code, each first on its own worker's import path."""
+    """The reference's and the candidate's code, each first on its own worker's import path;
+    ``columns``: more timed columns, each the problem's ``Model`` with other trusted code first on
+    a reference worker's import path (the task's expert patch applied: kbench.repo.patch_judge),
+    timed interleaved with the candidate as every baseline column is."""
 
     reference: Path
     candidate: Path
     candidate_key: str
+    columns: dict[str, Path] = field(default_factory=dict)
 
 
 def candidate_checkout(sides: Sides | None, scratch: Path) -> dict[str, str]:

@@ -18,8 +18,9 @@ In order, each step a gate (docs/tasks.md):
    worker's import path and the patched one on the sandboxed candidate's
    (kbench.judge.sides): outputs compared on fresh seeds, interleaved timing,
    the trusted clock, every integrity rule; the speedup column is ``base``;
-6. for a correct patch, the expert patch's speedup under the same environment
-   (kbench.repo.expert, cached) and the patch's fraction of it.
+   the expert patch's checkout is one more column, timed beside them in
+   the same rounds, so a correct patch's fraction of the expert's speedup is
+   measured directly (kbench.repo.expert).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
 from kbench.judge.sides import Sides
 from kbench.judge.timing import TimingSettings, check_settings
 from kbench.repo.checkout import checkout, copy_tree
-from kbench.repo.expert import default_expert_cache, expert_record
+from kbench.repo.expert import EXPERT_COLUMN, expert_record
 from kbench.repo.integrity import patch_findings
 from kbench.repo.patch import Patch, PatchError, apply, check_paths, check_result, declared_paths, snapshot
 from kbench.repo.task import Task, TaskError, find_task
@@ -66,7 +67,7 @@ def evaluate_patch(
     policy: str = DEFAULT_POLICY,
     sandbox: bool = True,
     memory_limit_bytes: int | None = None,
-    expert: bool | Path | None = True,
+    expert: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> Verdict:
     """Judge ``patch`` (a Patch, or the path of a patch file) for ``task`` (a Task, a bundled
@@ -75,10 +76,10 @@ def evaluate_patch(
     ``timeout`` bounds the workload's evaluation (the tests have the task's own
     ``tests.timeout_s``); ``hidden_tests=False`` runs the visible tests only (what an
     agent may be told); ``measure_time=False`` checks the workload's outputs without
-    timing them. ``expert``: where the expert patch's measured speedup is cached (True:
-    beside the build cache; None or False: neither looked up nor measured, the verdict's
-    ``expert`` stays empty). Raises TaskError for an unusable task (its workload failing at
-    the base revision included), PatchFileError for a patch file that cannot be read,
+    timing them. ``expert``: time the task's expert patch beside the patch (the verdict's
+    ``expert``: the patch's fraction of its speedup; False: not timed, ``expert`` empty).
+    Raises TaskError for an unusable task (its workload failing at the base revision or
+    with its expert patch included), PatchFileError for a patch file that cannot be read,
     ValueError for an unknown device, size or policy, SandboxUnavailable as ``evaluate``;
     every fault of the patch ends in a verdict.
     """
@@ -91,22 +92,15 @@ def evaluate_patch(
     options = dict(size=size, trials=trials, timeout=timeout, timing=timing, measure_time=measure_time,
                    hidden_tests=hidden_tests, policy=check_policy(policy), sandbox=sandbox,
                    memory_limit_bytes=memory_limit_bytes, progress=progress)
-    judge = _PatchJudge(task, patch, device, problem, options)
-    verdict = judge.run()
-    cache = default_expert_cache() if expert is True else (expert or None)
-    if expert and verdict.correct and measure_time and task.expert_patch is not None:
-        expert_patch = Patch.from_file(task.expert_patch)
-        judge.tell("measuring the expert patch under the same environment (once; then cached)")
-        record = expert_record(task.sha256, verdict, timing, cache,
-                               lambda: evaluate_patch(task, expert_patch, device, **{**options, "expert": None}),
-                               own=expert_patch.text == patch.text)
-        verdict = replace(verdict, expert=record)
-    return verdict
+    expert_patch = Patch.from_file(task.expert_patch) if expert and task.expert_patch else None
+    return _PatchJudge(task, patch, device, problem, options, expert_patch).run()
 
 
 class _PatchJudge:
-    def __init__(self, task: Task, patch: Patch, device: str, problem: Any, options: dict[str, Any]):
+    def __init__(self, task: Task, patch: Patch, device: str, problem: Any, options: dict[str, Any],
+                 expert_patch: Patch | None):
         self.task, self.patch, self.device, self.problem, self.options = task, patch, device, problem, options
+        self.expert_patch = expert_patch if options["measure_time"] else None
         self.tell: Callable[[str], None] = options["progress"] or (lambda step: None)
         self.sandbox = find_sandbox() if options["sandbox"] else None
         self.phases: dict[str, float] = {}
@@ -134,7 +128,19 @@ class _PatchJudge:
             tests = self._tests(patched, tmp / "tests")
             if tests.status != "passed":
                 return self._tests_verdict(tests)
-            return self._workload(base, patched, tests)
+            return self._workload(base, patched, tests, self._expert_checkout(base, tmp / "expert"))
+
+    def _expert_checkout(self, base: Path, where: Path) -> dict[str, Path]:
+        """The expert patch applied to a copy of the base: the column timed beside (none without one)."""
+        if self.expert_patch is None:
+            return {}
+        with self._phase("checkout"):
+            tree = copy_tree(base, where)
+            try:
+                apply(self.expert_patch, tree)
+            except PatchError as error:
+                raise TaskError(f"task {self.task.id}: its expert patch does not apply: {error.reason}") from error
+        return {EXPERT_COLUMN: tree}
 
     def _tests(self, patched: Path, scratch: Path) -> TestsRun:
         self.tell("running the tests" + ("" if self.options["hidden_tests"] else " (the visible ones)"))
@@ -155,8 +161,9 @@ class _PatchJudge:
         detail = "\n".join(f"{o.id}: {o.message}" for o in failed[:3])
         return self._verdict(status, f"{reason}\n{detail}".strip(), tests)
 
-    def _workload(self, base: Path, patched: Path, tests: TestsRun) -> Verdict:
-        """The workload judged with the base checkout as the reference's code and the patched as the candidate's."""
+    def _workload(self, base: Path, patched: Path, tests: TestsRun, columns: dict[str, Path]) -> Verdict:
+        """The workload judged with the base checkout as the reference's code and the patched as the
+        candidate's (and ``columns``, the expert's, timed beside)."""
         options = self.options
         try:
             verdict = evaluate(
@@ -165,17 +172,19 @@ class _PatchJudge:
                 measure_time=options["measure_time"], timing=options["timing"],
                 memory_limit_bytes=options["memory_limit_bytes"], policy=options["policy"], baselines=("eager",),
                 baseline_cache=None, sandbox=options["sandbox"], progress=options["progress"],
-                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256))
+                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256, columns=columns))
         except ProblemError as exc:
-            raise TaskError(f"task {self.task.id}: its workload fails at the base revision: {exc}") from exc
+            raise TaskError(f"task {self.task.id}: its workload fails at the base revision or with its expert "
+                            f"patch: {exc}") from exc
         renamed = {key: _base_column(getattr(verdict, key))
                    for key in ("speedup", "speedup_interval", "speedup_interval_within", "baselines")}
         # A verdict's reason starts with what decided it (a rule's name first, for a rejection).
         reason = (f"tests: {tests.summary()}; workload: {verdict.reason}" if verdict.correct
                   else f"{verdict.reason}\n(the workload, after the tests passed: {tests.summary()})")
-        return replace(verdict, **renamed, **self._identity(), reason=reason, output_tail=verdict.output_tail,
+        verdict, expert = expert_record(replace(verdict, **renamed))
+        return replace(verdict, **self._identity(), reason=reason, output_tail=verdict.output_tail,
                        phase_seconds={**self.phases, **verdict.phase_seconds},
-                       wall_seconds=time.monotonic() - self.started)
+                       wall_seconds=time.monotonic() - self.started, expert=expert)
 
     def _identity(self) -> dict[str, Any]:
         return dict(track="repo", problem=self.task.id, problem_path=str(self.task.path),

@@ -2,26 +2,25 @@
 
 A task is a repository at a pinned revision with an expert's patch; a sample is a
 patch, judged by ``kbench.repo.evaluate_patch``, whose verdict carries the speedup
-over the base revision (column ``base``, with its interval) and the expert's speedup
-``e`` (``verdict.expert``). Per task, over its samples (docs/runs.md):
+over the base revision (column ``base``, with its interval) and, the expert patch
+timed beside it in the same rounds, its fraction of the expert's speedup with that
+fraction's interval (``verdict.expert``). Per task, over its samples (docs/runs.md):
 
-- **solved**: the patch is correct and the lower bound of its speedup interval is at
-  least ``SOLVED_SHARE`` (0.95, ``kbench.repo.SOLVED_FRACTION``) times the expert's
-  speedup (GSO's rule, on the lower bound so that a lucky measurement does not count;
-  the speedup itself where a verdict has no interval, as ``kbench.repo.solved``).
+- **solved**: the patch is correct and the lower bound of its fraction interval is at
+  least ``SOLVED_SHARE`` (0.95, ``kbench.repo.SOLVED_FRACTION``) (GSO's rule, on the
+  lower bound so that a lucky measurement does not count; the fraction itself where a
+  verdict has no interval, as ``kbench.repo.solved``).
 - **faster than base**: correct, and the interval's lower bound exceeds 1.
 - **speedup**: a correct patch's measured speedup over base; anything else counts as
   1, the base revision standing (a maintainer merges no failing patch). The geometric
   mean over every task of the run, none left out.
-- **fraction of the expert**: a correct patch's speedup divided by the expert's (the
+- **fraction of the expert**: a correct patch's fraction of the expert's speedup (the
   verdict's ``expert.fraction``); anything else counts as 0, a failing patch earning
   none of the expert's speedup. The mean over every task.
 
-The expert's speedup comes with a correct patch's verdict (kbench.repo measures it
-once per environment and caches it). A correct patch whose verdict names none (the
-expert patch itself failed under this environment: a task to audit) can be neither
-solved nor given a fraction: its task is left out of the mean fraction, and
-``expert_unknown`` counts such tasks.
+A correct patch whose verdict names no fraction (judged with the expert not timed
+beside) can be neither solved nor given a fraction: its task is left out of the mean
+fraction, and ``expert_unknown`` counts such tasks.
 
 Every task is in every denominator, missing and pending patches included, as for
 problems; a task with several samples contributes the share (or the mean) over them.
@@ -113,15 +112,6 @@ class RepoScore:
         }
 
 
-def expert_speedup(task: ProblemOutcome) -> float | None:
-    """The task's expert speedup as its verdicts name it (the first that does; one task's verdicts
-    in one run share the measurement, kbench.repo's cache), or None."""
-    for sample in task.samples:
-        if sample.expert is not None and math.isfinite(sample.expert) and sample.expert > 0:
-            return sample.expert
-    return None
-
-
 def effective_speedup(sample: SampleOutcome) -> float:
     """A correct patch's measured speedup over base; 1 (the base revision standing) for anything else."""
     speedup = sample.speedup.get(COLUMN)
@@ -130,16 +120,15 @@ def effective_speedup(sample: SampleOutcome) -> float:
     return 1.0
 
 
-def is_solved(sample: SampleOutcome, expert: float | None) -> bool:
-    """Correct, and the speedup interval's lower bound (the speedup, without an interval) at least
+def is_solved(sample: SampleOutcome) -> bool:
+    """Correct, and its fraction interval's lower bound (the fraction, without an interval) at least
     SOLVED_SHARE of the expert's speedup."""
-    low = sample.speedup_low.get(COLUMN, sample.speedup.get(COLUMN))
-    return sample.correct and expert is not None and low is not None and low >= SOLVED_SHARE * expert
+    low = sample.fraction_low if sample.fraction_low is not None else sample.fraction
+    return sample.correct and low is not None and low >= SOLVED_SHARE
 
 
 def solved_share(task: ProblemOutcome) -> float:
-    expert = expert_speedup(task)
-    return sum(is_solved(s, expert) for s in task.samples) / len(task.samples)
+    return sum(is_solved(s) for s in task.samples) / len(task.samples)
 
 
 def faster_share(task: ProblemOutcome) -> float:
@@ -151,16 +140,15 @@ def mean_log_speedup(task: ProblemOutcome) -> float:
 
 
 def fraction_of_expert(task: ProblemOutcome) -> float:
-    """The mean over the task's samples of a correct one's speedup / the expert's, 0 for the others;
-    NaN where a correct sample's expert speedup is unknown."""
-    expert = expert_speedup(task)
-    if expert is None and any(s.correct for s in task.samples):
+    """The mean over the task's samples of a correct one's fraction of the expert's speedup, 0 for the
+    others; NaN where a correct sample's fraction is unknown."""
+    if expert_unknown(task):
         return math.nan
-    return sum(effective_speedup(s) / expert if s.correct else 0.0 for s in task.samples) / len(task.samples)
+    return sum(s.fraction if s.correct else 0.0 for s in task.samples) / len(task.samples)
 
 
 def expert_unknown(task: ProblemOutcome) -> bool:
-    return expert_speedup(task) is None and any(s.correct for s in task.samples)
+    return any(s.correct and s.fraction is None for s in task.samples)
 
 
 def nan_mean(boot: Bootstrap, values: np.ndarray) -> Estimate:

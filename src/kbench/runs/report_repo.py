@@ -110,8 +110,8 @@ def patch_rows(data: RunData) -> list[PatchRow]:
                 speedup=speedup,
                 interval=(bounds[0], bounds[1]) if bounds else (None, None),
                 expert=expert,
-                fraction=speedup / expert if record and record.correct and speedup is not None and expert else None,
-                solved=is_solved(sample_outcome, expert),
+                fraction=sample_outcome.fraction if record and record.correct else None,
+                solved=is_solved(sample_outcome),
                 reason=one_line(record.reason) if record else "not evaluated yet",
             ))
     return rows

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,7 +46,11 @@ class SampleOutcome:
     speedup_low: dict[str, float | None] = field(default_factory=dict)  # the interval's lower bound, per column
     style: tuple[str, ...] = ()  # the style rules its verdict flags (kbench.judge.guard.STYLE)
     solution_sha256: str = ""  # what was judged ("" where unknown): a flip of the same solution is the judge's
-    expert: float | None = None  # the repository track: the task's expert speedup its verdict names (runs.repo_score)
+    # The repository track (runs.repo_score): the expert's speedup its verdict names, and the patch's
+    # fraction of it with the fraction interval's lower bound (the expert timed beside: kbench.repo.expert).
+    expert: float | None = None
+    fraction: float | None = None
+    fraction_low: float | None = None
 
     @property
     def correct(self) -> bool:
@@ -74,10 +78,17 @@ class SampleOutcome:
     def of(cls, status: str, speedup: dict[str, float | None], verdict: dict | None,
            solution_sha256: str = "") -> "SampleOutcome":
         intervals = (verdict or {}).get("speedup_interval") or {}
-        expert = ((verdict or {}).get("expert") or {}).get("speedup")
+        expert = (verdict or {}).get("expert") or {}
         return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds},
-                   style_rules((verdict or {}).get("flags")), solution_sha256,
-                   float(expert) if isinstance(expert, (int, float)) and not isinstance(expert, bool) else None)
+                   style_rules((verdict or {}).get("flags")), solution_sha256, _number(expert.get("speedup")),
+                   _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]))
+
+
+def _number(value: Any) -> float | None:
+    """A finite positive number from a stored verdict, else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    return None
 
 
 @dataclass(frozen=True)
