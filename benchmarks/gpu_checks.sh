@@ -21,11 +21,6 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-# The expert patches' measurements (kbench.repo.expert) outlive the machine: brought back in the
-# archive, carried into the next call as .expert-cache/ (an ignored path).
-EXPERTS=${KBENCH_CACHE:-$HOME/.cache/kbench}/repo_experts.sqlite
-mkdir -p "$(dirname "$EXPERTS")"
-[ -f .expert-cache/repo_experts.sqlite ] && cp .expert-cache/repo_experts.sqlite "$EXPERTS"
 
 run_step() {
     local step=$1 limit=$2
@@ -57,6 +52,5 @@ for spec in "$@"; do
     started=$(date +%s)
     run_step "$step" "$limit" 2>&1 | stamped | tee "$WORK/$step.log"
     echo "=== $step: exit ${PIPESTATUS[0]} after $(( $(date +%s) - started )) s"
-    [ -f "$EXPERTS" ] && cp "$EXPERTS" "$WORK/repo_experts.sqlite"
     tar -czf "$OUT/checks.tar.gz" -C "$WORK" .
 done
