@@ -31,6 +31,15 @@ def cache_dir() -> Path:
     return Path(root)
 
 
+def device_name(device: torch.device) -> str:
+    """What a verdict names the device by: the GPU's name, or the CPU's."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"
+
+
 def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 

@@ -56,6 +56,7 @@ import torch
 
 from kbench.core.versions import package_version
 from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
+from kbench.judge.devices import device_name
 from kbench.judge.failure import Failure, phase
 from kbench.judge.guard import captures
 from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
@@ -138,7 +139,7 @@ class Session:
             "ok": True,
             "import_seconds": imported - started,
             "init_seconds": time.monotonic() - imported,
-            "device_name": _device_name(self.device),
+            "device_name": device_name(self.device),
             "versions": _versions(msg.get("requires", [])),
             "settings": pinned,
             "work": _work_counts(self.problem_module),
@@ -152,10 +153,9 @@ class Session:
                        {"commands": io.TextIOWrapper})
 
     def resize(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """The problem at another size, and a new model for it (the solution is not re-imported).
-
-        A model of the problem's own class (the reference, a repository's patched workload) is of the
-        new module's class: the old one reads the old size's constants (``BATCH`` in ``forward``)."""
+        """The problem at another size, and a new model for it (the solution is not re-imported); a model
+        of the problem's own class (a reference, a patched workload) is of the new module's: the old
+        class's ``forward`` would read the old size's constants."""
         from_problem = self.model_class is self.problem_module.Model
         with phase("problem"):
             self.problem_module = import_problem(self.problem, msg["size"], self.judged_dtype)
@@ -406,14 +406,6 @@ def _cast(x: Any, dtype: torch.dtype | None) -> Any:
     if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
         return x.to(dtype)
     return x
-
-
-def _device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    import platform
-
-    return platform.processor() or platform.machine() or "cpu"
 
 
 def _versions(requires: list[str]) -> dict[str, str | None]:
