@@ -1,5 +1,6 @@
 """Replay runs of the repository suite on a GPU: the expert patches must solve every task, patches that
-change nothing must solve none (issue 29's "done when").
+change nothing must solve none (issue 29's "done when"). Every patch is judged with the expert timed beside
+it (kbench.repo.expert): an expert patch's fraction is of itself.
 
 Writes two folders of patches in ``kbench run --solutions`` layout under OUT (``experts/``: each task's
 expert patch; ``nothing/``: a comment appended to the first file a patch may change, which no workload can
@@ -85,8 +86,9 @@ def main() -> None:
                          "samples": samples}
         for s in samples:
             expert = s["expert"] or {}
+            low = (expert.get("fraction_interval") or [0])[0]
             print(f"{name:8s} {s['task']:30s} {s['status']:10s} speedup {s['speedup'] or 0:7.3f}x "
-                  f"fraction {expert.get('fraction') or 0:6.3f} solved {expert.get('solved')}")
+                  f"fraction {expert.get('fraction') or 0:6.3f} (lower {low:6.3f}) solved {expert.get('solved')}")
     (args.out / "replays.json").write_text(json.dumps(results, indent=1, default=str))
     for name, result in results.items():
         score = result["score"]
