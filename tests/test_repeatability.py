@@ -9,7 +9,7 @@ import pytest
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, rounds_settled, speedup_interval, widen
+from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, columns_settled, rounds_settled, speedup_interval, widen
 from kbench.judge.timing import TimingSettings, check_settings
 
 
@@ -61,6 +61,13 @@ def test_rounds_stop_once_their_speedups_agree_and_not_before_the_least_number()
         assert not rounds_settled([1.0] * count, scattered[:count], ADAPTIVE)
     assert rounds_settled([1.0] * 8, scattered + [1.0], ADAPTIVE)  # max_rounds ends it regardless
     assert not rounds_settled([1.0, math.nan, 1.0], agreeing[:3], ADAPTIVE)  # a reading no clock gives
+
+
+def test_rounds_go_on_while_any_column_has_not_settled():
+    """A repository patch's expert column (or a compiled one) must agree over rounds as the base does."""
+    agreeing, scattered = [1.000, 1.0005, 0.9995], [1.0, 1.03, 0.97]
+    assert columns_settled([1.0] * 3, {"eager": agreeing}, ADAPTIVE)
+    assert not columns_settled([1.0] * 3, {"eager": agreeing, "expert": scattered}, ADAPTIVE)
 
 
 def test_without_max_rounds_the_rounds_are_always_rounds():

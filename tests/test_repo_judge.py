@@ -276,7 +276,8 @@ def _expert_check(task, monkeypatch, own_low):
 
     verdict = replace(repo_verdict(task.id, "correct", 1.97, low=1.9), device="cuda:0",
                       timing={"rounds": [3.21, 3.51, 5.25]},
-                      expert={"fraction": 1.0, "fraction_interval": [own_low, 2 - own_low], "rounds_ms": [3.3, 5.0, 3.9]})
+                      expert={"fraction": 1.0, "fraction_interval": [own_low, 2 - own_low],
+                              "rounds_ms": [3.3, 5.0, 3.9]})
     verdict.baselines["base"]["timing"] = {"rounds": [6.79, 7.3, 11.0]}
     monkeypatch.setattr("kbench.repo.audit.evaluate_patch", lambda *args, **kwargs: verdict)
     return _expert(task, "cuda:0", "default", sandbox=False, timeout=60)
@@ -408,6 +409,20 @@ def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixt
     print_patch_verdict(verdict)
     shown = capsys.readouterr().out
     assert "speedup over base:" in shown and "of the expert's speedup" in shown and "solved: no" in shown
+
+
+@pytest.mark.slow
+def test_the_expert_column_is_timed_in_every_round_the_stopping_rule_allows(fixture):
+    """With the stopping rule (kbench.judge.repeatability.columns_settled: every column, the expert's
+    too), the expert is timed beside the patch in each of its rounds, no more and no fewer."""
+    from kbench.judge.timing import TimingSettings
+
+    quick = dict(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5, rounds=2)
+    for target, rounds in ((1e-12, 3), (10.0, 2)):
+        timing = TimingSettings(**quick, max_rounds=3, target_speedup_error=target)
+        verdict = evaluate_patch(fixture[0], fixture[1]["nothing"], "cpu", trials=1, timing=timing)
+        assert verdict.status == "correct", verdict.reason
+        assert len(verdict.timing["rounds"]) == len(verdict.expert["rounds_ms"]) == rounds
 
 
 @pytest.mark.gpu

@@ -35,7 +35,7 @@ from kbench.judge.guard.reported import reference_op_findings, speed_of_light_fi
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
-from kbench.judge.repeatability import rounds_settled, widen
+from kbench.judge.repeatability import columns_settled, widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers
@@ -303,8 +303,9 @@ class _Evaluation:
                     with self._phase("baseline"):
                         self._consider(side.quiet_gpu_findings(reference))
                         side.replay_round(workers, timed, base_rounds, base_series, index)
-                    if index < rounds - 1 and rounds_settled([t.timing.median_ms for t in cand_rounds],
-                                                             [r["median_ms"] for r in base_rounds["eager"]], settings):
+                    columns_ms = {column: [r["median_ms"] for r in each] for column, each in base_rounds.items()}
+                    if index < rounds - 1 and columns_settled([t.timing.median_ms for t in cand_rounds], columns_ms,
+                                                              settings):
                         candidate.assert_quiet()  # stopped since its round: closed without running again
                         candidate.close()
                         break

@@ -136,3 +136,9 @@ def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings
     logs = [math.log(b / c) for c, b in zip(candidate_ms, baseline_ms)]
     half_width = T_975[min(count - 1, len(T_975)) - 1] * statistics.stdev(logs) / math.sqrt(count)
     return half_width <= settings.target_speedup_error
+
+
+def columns_settled(candidate_ms: list[float], columns_ms: dict[str, list[float]], settings: TimingSettings) -> bool:
+    """``rounds_settled`` for every measured column: each speedup a verdict reports (over eager, a
+    compiled column, a repository's base and its expert) as precise as the settings ask."""
+    return all(rounds_settled(candidate_ms, column_ms, settings) for column_ms in columns_ms.values())
