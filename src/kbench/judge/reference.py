@@ -251,9 +251,8 @@ class ReferenceSide:
                 worker = Worker(worker_env(self.device))
                 workers[column] = worker
                 if column in self.code_columns:  # the problem's Model itself, with that code first on its path
-                    code = load_message(self.problem, self.device, self.size, self.init_seed, self.dtype,
-                                        self.code_columns[column])
-                    worker.send({**code, "role": "reference"})
+                    worker.send({**self.load_message(), "import_path": str(self.code_columns[column]),
+                                 "role": "reference"})
                 else:
                     worker.send({**self.load_message(), "role": "reference", "column": column})
             for column, worker in workers.items():

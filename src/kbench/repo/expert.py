@@ -41,15 +41,21 @@ def expert_record(verdict: Verdict) -> tuple[Verdict, dict[str, Any]]:
         "speedup": base / fraction if base else None,
         "fraction": fraction,
         "fraction_interval": list(interval),
-        "solved": interval[0] >= SOLVED_FRACTION,
+        "solved": solves(fraction, interval[0]),
         "runtime_ms": column.get("runtime_ms"),
         "rounds_ms": (column.get("timing") or {}).get("rounds", []),
         "measured": "beside the patch, in this evaluation (rounds interleaved with it and the base)",
     }
 
 
+def solves(fraction: float | None, fraction_low: float | None) -> bool:
+    """GSO's rule, on the interval: the fraction's lower bound (the fraction itself where there is no
+    interval) reaches ``SOLVED_FRACTION``. For a correct patch; the verdict's and the scores' one rule."""
+    low = fraction_low if fraction_low is not None else fraction
+    return low is not None and low >= SOLVED_FRACTION
+
+
 def solved(verdict: Verdict) -> bool:
-    """A task is solved by a correct patch whose fraction of the expert's speedup reaches
-    ``SOLVED_FRACTION`` on its interval's lower bound (GSO's rule, on the interval)."""
-    interval = verdict.expert.get("fraction_interval") if verdict.correct else None
-    return bool(interval) and interval[0] >= SOLVED_FRACTION
+    """A task is solved by a correct patch whose fraction of the expert's speedup ``solves`` it."""
+    expert = verdict.expert
+    return verdict.correct and solves(expert.get("fraction"), (expert.get("fraction_interval") or [None])[0])

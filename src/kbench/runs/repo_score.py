@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from kbench.repo.expert import SOLVED_FRACTION
+from kbench.repo.expert import SOLVED_FRACTION, solves
 from kbench.runs.records import RunData
 from kbench.runs.score import (
     ALL,
@@ -123,8 +123,7 @@ def effective_speedup(sample: SampleOutcome) -> float:
 def is_solved(sample: SampleOutcome) -> bool:
     """Correct, and its fraction interval's lower bound (the fraction, without an interval) at least
     SOLVED_SHARE of the expert's speedup."""
-    low = sample.fraction_low if sample.fraction_low is not None else sample.fraction
-    return sample.correct and low is not None and low >= SOLVED_SHARE
+    return sample.correct and solves(sample.fraction, sample.fraction_low)
 
 
 def solved_share(task: ProblemOutcome) -> float:

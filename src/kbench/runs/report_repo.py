@@ -96,7 +96,6 @@ def patch_rows(data: RunData) -> list[PatchRow]:
     rows = []
     for problem in data.problems:
         outcome = tasks[problem.problem_id]
-        expert = next((s.expert for s in outcome.samples if s.expert is not None), None)
         found = [(s.index, s) for s in samples.get(problem.problem_id, [])] or [(0, None)]
         for (index, sample), sample_outcome in zip(found, outcome.samples):
             record = evaluations.get((problem.problem_id, index))
@@ -109,7 +108,7 @@ def patch_rows(data: RunData) -> list[PatchRow]:
                 status=record.status if record else PENDING,
                 speedup=speedup,
                 interval=(bounds[0], bounds[1]) if bounds else (None, None),
-                expert=expert,
+                expert=sample_outcome.expert,  # each patch's verdict timed the expert beside it
                 fraction=sample_outcome.fraction if record and record.correct else None,
                 solved=is_solved(sample_outcome),
                 reason=one_line(record.reason) if record else "not evaluated yet",
