@@ -7,9 +7,10 @@ The sizes keep both the base and a patch's time on the GPU, not the host: on the
 Python's time per operation moved by 20-40% from one second to the next (2026-12-02,
 docs/measurements/2026-12-02-h200-host-bound-workloads.log), and a decode step of one token,
 this task's first workload, was host-bound (3-5 ms for the expert, moving by half from round
-to round). Here each layer's rotation moves about 1.3 GB (about 0.3 ms on the H200) against
-some 0.2 ms of host time for its few launches, and the base's float64 tables of a million
-positions about 3.6 GB more.
+to round). Here each layer's rotation reads and writes about 2.7 GB (queries and keys, float32),
+against the few launches whose host time was 0.1-0.16 ms a layer in that decode step, and the
+base's float64 tables of a million positions move about 4.3 GB more; the times these sizes give
+on the H200 are not measured yet (docs/tasks-suite.md).
 """
 
 import torch
