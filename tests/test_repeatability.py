@@ -9,7 +9,8 @@ import pytest
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.repeatability import BETWEEN_PROCESS_SD, Z95, columns_settled, rounds_settled, speedup_interval, widen
+from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, Z95, columns_settled, rounds_decided, rounds_settled,
+                                        speedup_interval, widen)
 from kbench.judge.timing import TimingSettings, check_settings
 
 
@@ -68,6 +69,32 @@ def test_rounds_go_on_while_any_column_has_not_settled():
     agreeing, scattered = [1.000, 1.0005, 0.9995], [1.0, 1.03, 0.97]
     assert columns_settled([1.0] * 3, {"eager": agreeing}, ADAPTIVE)
     assert not columns_settled([1.0] * 3, {"eager": agreeing, "expert": scattered}, ADAPTIVE)
+
+
+def test_a_column_a_score_turns_on_stops_the_rounds_once_on_one_side_of_it():
+    """A repository task is solved at 95% of the expert's speedup, on the interval's lower bound: rounds
+    whose fraction is far from 0.95 either way decide at once; an expert judged beside itself (truth 1)
+    whose rounds scatter by 5% needs more of them, up to max_rounds, whatever the base does."""
+    patch = [1.0] * 8
+    decide = {"expert": 0.95}
+    far_below = {"base": [2.0, 3.0, 1.0, 2.0], "expert": [0.30, 0.31, 0.29, 0.30]}
+    assert columns_settled(patch[:4], far_below, REPO_LIKE, decide, "cuda")
+    assert not columns_settled(patch[:4], far_below, REPO_LIKE)  # without it the scattered base goes on
+    assert not columns_settled(patch[:3], far_below, REPO_LIKE, decide, "cuda")  # fewer than rounds
+    beside_itself = [1.05, 0.95, 1.04, 0.97, 1.02, 0.99, 1.01, 1.0]
+    decided = [n for n in range(4, 9) if rounds_decided(patch[:n], beside_itself[:n], REPO_LIKE, 0.95, "cuda")]
+    assert decided and decided[0] > 4  # four rounds 5% apart do not tell 1.0 from 0.95; more do
+    assert not rounds_decided(patch[:8], [0.95] * 8, REPO_LIKE, 0.95, "cuda")  # at the threshold: never
+    # The between-process spread is in the decision as in the verdict's interval: 1.5% above is too near.
+    assert not rounds_decided(patch[:8], [0.964] * 8, REPO_LIKE, 0.95, "cuda")
+    assert rounds_decided(patch[:8], [0.99] * 8, REPO_LIKE, 0.95, "cuda")
+    assert columns_settled(patch, {"base": [1.0] * 8, "expert": [0.95] * 8}, REPO_LIKE, decide, "cuda")  # max_rounds
+    no_expert = {"base": [2.0, 3.0, 1.0, 2.0]}
+    assert not columns_settled(patch[:4], no_expert, REPO_LIKE, decide, "cuda")  # no expert: the base decides
+    assert not rounds_decided([1.0, math.nan, 1.0, 1.0], [0.3] * 4, REPO_LIKE, 0.95, "cuda")
+
+
+REPO_LIKE = TimingSettings(rounds=4, max_rounds=8, target_speedup_error=0.01)
 
 
 def test_without_max_rounds_the_rounds_are_always_rounds():

@@ -278,7 +278,7 @@ class _Evaluation:
         """
         settings = self.timing_settings
         rounds = max(1, settings.rounds, settings.max_rounds)  # at most; fewer once rounds_settled
-        side = self.reference_side
+        side, decide_at = self.reference_side, self.sides.decide_at if self.sides else None
         cached = side.cached_columns()
         workers = {"eager": reference,
                    **side.column_workers([c for c in side.columns if c not in cached] + list(side.code_columns))}
@@ -305,7 +305,7 @@ class _Evaluation:
                         side.replay_round(workers, timed, base_rounds, base_series, index)
                     columns_ms = {column: [r["median_ms"] for r in each] for column, each in base_rounds.items()}
                     if index < rounds - 1 and columns_settled([t.timing.median_ms for t in cand_rounds], columns_ms,
-                                                              settings):
+                                                              settings, decide_at, self.device):
                         candidate.assert_quiet()  # stopped since its round: closed without running again
                         candidate.close()
                         break

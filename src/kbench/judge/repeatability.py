@@ -108,9 +108,14 @@ def rounds_interval(baseline_rounds: list[list[float]], candidate_rounds: list[l
             for b, c in zip(baseline_rounds, candidate_rounds) if b and c]
     if len(logs) < 2 or not all(math.isfinite(v) for v in logs):
         return math.inf, -math.inf
-    half_width = T_975[min(len(logs) - 1, len(T_975)) - 1] * statistics.stdev(logs) / math.sqrt(len(logs))
-    centre = statistics.fmean(logs)
+    centre, half_width = _t_interval(logs)
     return math.exp(centre - half_width), math.exp(centre + half_width)
+
+
+def _t_interval(logs: list[float]) -> tuple[float, float]:
+    """The mean of two readings or more and half its 95% t interval."""
+    t = T_975[min(len(logs) - 1, len(T_975)) - 1]
+    return statistics.fmean(logs), t * statistics.stdev(logs) / math.sqrt(len(logs))
 
 
 # Two-sided 95% quantiles of Student's t by degrees of freedom (1-20); beyond, the last (a little wide).
@@ -133,12 +138,38 @@ def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings
         return False
     if not all(math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *baseline_ms[:count])):
         return False  # a reading no clock gives settles nothing: the rounds go on to max_rounds
-    logs = [math.log(b / c) for c, b in zip(candidate_ms, baseline_ms)]
-    half_width = T_975[min(count - 1, len(T_975)) - 1] * statistics.stdev(logs) / math.sqrt(count)
-    return half_width <= settings.target_speedup_error
+    return _t_interval(_round_logs(candidate_ms, baseline_ms, count))[1] <= settings.target_speedup_error
 
 
-def columns_settled(candidate_ms: list[float], columns_ms: dict[str, list[float]], settings: TimingSettings) -> bool:
+def _round_logs(candidate_ms: list[float], baseline_ms: list[float], count: int) -> list[float]:
+    return [math.log(b / c) for c, b in zip(candidate_ms[:count], baseline_ms[:count])]
+
+
+def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: TimingSettings, at: float,
+                   device: str) -> bool:
+    """Whether the rounds so far put a column's speedup on one side of ``at``: after ``settings.rounds``
+    rounds at least, their 95% t interval, widened by the between-process spread as the verdict's
+    interval is (``widen``), excludes it. A score that turns on that side (a repository task is solved
+    at 95% of the expert's speedup, on the lower bound) needs no more rounds once it is decided, and
+    needs them until then however much the rounds disagree."""
+    count = min(len(candidate_ms), len(column_ms))
+    if count < max(2, settings.rounds) or not all(
+            math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *column_ms[:count])):
+        return False
+    centre, half_width = _t_interval(_round_logs(candidate_ms, column_ms, count))
+    reach = math.hypot(half_width, Z95 * between_process_sd(device))
+    return abs(centre - math.log(at)) > reach
+
+
+def columns_settled(candidate_ms: list[float], columns_ms: dict[str, list[float]], settings: TimingSettings,
+                    decide_at: dict[str, float] | None = None, device: str = "cuda") -> bool:
     """``rounds_settled`` for every measured column: each speedup a verdict reports (over eager, a
-    compiled column, a repository's base and its expert) as precise as the settings ask."""
+    compiled column, a repository's base and its expert) as precise as the settings ask. With
+    ``decide_at`` (a column's speedup a score turns on), those columns alone decide: each settled
+    or ``rounds_decided``; the other columns report what those rounds measured."""
+    deciding = {column: at for column, at in (decide_at or {}).items() if column in columns_ms}
+    if deciding:
+        return all(rounds_settled(candidate_ms, columns_ms[column], settings)
+                   or rounds_decided(candidate_ms, columns_ms[column], settings, at, device)
+                   for column, at in deciding.items())
     return all(rounds_settled(candidate_ms, column_ms, settings) for column_ms in columns_ms.values())

@@ -43,12 +43,15 @@ class Sides:
     """The reference's and the candidate's code, each first on its own worker's import path;
     ``columns``: more timed columns, each the problem's ``Model`` with other trusted code first on
     a reference worker's import path (the task's expert patch applied: kbench.repo.patch_judge),
-    timed interleaved with the candidate as every baseline column is."""
+    timed interleaved with the candidate as every baseline column is. ``decide_at``: a column's
+    speedup a score turns on (the expert's, at the share that solves a task): with ``max_rounds``
+    the rounds go on until each is on one side of it (kbench.judge.repeatability.columns_settled)."""
 
     reference: Path
     candidate: Path
     candidate_key: str
     columns: dict[str, Path] = field(default_factory=dict)
+    decide_at: dict[str, float] = field(default_factory=dict)
 
 
 def candidate_checkout(sides: Sides | None, scratch: Path) -> dict[str, str]:

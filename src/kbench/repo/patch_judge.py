@@ -41,7 +41,7 @@ from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
 from kbench.judge.sides import Sides
 from kbench.judge.timing import TimingSettings, check_settings
 from kbench.repo.checkout import checkout, copy_tree
-from kbench.repo.expert import EXPERT_COLUMN, expert_record
+from kbench.repo.expert import EXPERT_COLUMN, SOLVED_FRACTION, expert_record
 from kbench.repo.integrity import patch_findings
 from kbench.repo.patch import Patch, PatchError, apply, check_paths, check_result, declared_paths, snapshot
 from kbench.repo.task import Task, TaskError, find_task
@@ -53,6 +53,14 @@ TESTS_STATUS = {"failed": "incorrect", "no_tests": "incorrect", "collection_erro
                 "timeout": "timeout", "crashed": "crashed"}
 
 
+# A repository's workload is timed in more, shorter rounds than a kernel, each with its buffers somewhere
+# new, until the patch's fraction of the expert's speedup is on one side of the share that solves the task
+# (Sides.decide_at). On the H200 (2026-12-02, docs/tasks.md) the same expert patch in two workers differed by
+# up to 10% a round in three rounds of 1.7 s: three rounds' t interval (t = 4.3) reached 23-49% below 1.
+REPO_TIMING = TimingSettings(max_calls=60, rounds=4, max_rounds=16, budget_seconds=4.0, new_placement_per_round=True,
+                             target_speedup_error=0.01)
+
+
 def evaluate_patch(
     task: Task | str | Path,
     patch: Patch | str | Path,
@@ -61,7 +69,7 @@ def evaluate_patch(
     size: str = "auto",
     trials: int = DEFAULT_TRIALS,
     timeout: float = DEFAULT_TIMEOUT,
-    timing: TimingSettings = TimingSettings(),
+    timing: TimingSettings = REPO_TIMING,
     measure_time: bool = True,
     hidden_tests: bool = True,
     policy: str = DEFAULT_POLICY,
@@ -172,7 +180,8 @@ class _PatchJudge:
                 measure_time=options["measure_time"], timing=options["timing"],
                 memory_limit_bytes=options["memory_limit_bytes"], policy=options["policy"], baselines=("eager",),
                 baseline_cache=None, sandbox=options["sandbox"], progress=options["progress"],
-                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256, columns=columns))
+                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256, columns=columns,
+                            decide_at={column: SOLVED_FRACTION for column in columns}))
         except ProblemError as exc:
             raise TaskError(f"task {self.task.id}: its workload fails at the base revision or with its expert "
                             f"patch: {exc}") from exc
