@@ -35,7 +35,8 @@ from kbench.judge.guard.reported import reference_op_findings, speed_of_light_fi
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
-from kbench.judge.repeatability import columns_settled, widen
+from kbench.judge.rounds import RoundPlan
+from kbench.judge.repeatability import widen
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers
@@ -276,9 +277,9 @@ class _Evaluation:
         the speedup alike (docs/timing.md). The judge's clock around every call
         bounds both workers' clocks (trusted_clock_findings).
         """
-        settings = self.timing_settings
-        rounds = max(1, settings.rounds, settings.max_rounds)  # at most; fewer once rounds_settled
-        side, decide_at = self.reference_side, self.sides.decide_at if self.sides else None
+        plan = RoundPlan(self.timing_settings, self.deadline - CHECK_MARGIN_SECONDS, self.device,
+                         self.sides.decide_at if self.sides else None)
+        rounds, side = plan.most, self.reference_side  # at most; fewer once plan.enough
         cached = side.cached_columns()
         workers = {"eager": reference,
                    **side.column_workers([c for c in side.columns if c not in cached] + list(side.code_columns))}
@@ -289,7 +290,7 @@ class _Evaluation:
                 base_series: dict[str, list[TimedSeries]] = {}
                 for index in range(rounds):
                     self.tell(f"timing the solution, round {index + 1} of {rounds}")
-                    timed = self._candidate_round(reference, candidate, rounds - index, index)
+                    timed = self._candidate_round(reference, candidate, plan.start(index), index)
                     cand_rounds.append(timed)
                     if index == rounds - 1:
                         candidate.assert_quiet()
@@ -304,8 +305,7 @@ class _Evaluation:
                         self._consider(side.quiet_gpu_findings(reference))
                         side.replay_round(workers, timed, base_rounds, base_series, index)
                     columns_ms = {column: [r["median_ms"] for r in each] for column, each in base_rounds.items()}
-                    if index < rounds - 1 and columns_settled([t.timing.median_ms for t in cand_rounds], columns_ms,
-                                                              settings, decide_at, self.device):
+                    if index < rounds - 1 and plan.enough([t.timing.median_ms for t in cand_rounds], columns_ms):
                         candidate.assert_quiet()  # stopped since its round: closed without running again
                         candidate.close()
                         break
@@ -319,13 +319,11 @@ class _Evaluation:
         self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
         self.record["timing"].update(excess)
 
-    def _candidate_round(self, reference: Worker, candidate: Worker, rounds_left: int, index: int) -> TimedSeries:
-        """One round of the candidate's timed calls, with its share of the budget
-        left; a secret few of them saved for the reference to check."""
-        left = self.deadline - time.monotonic() - CHECK_MARGIN_SECONDS
-        if left <= 0:
+    def _candidate_round(self, reference: Worker, candidate: Worker, budget: float, index: int) -> TimedSeries:
+        """One round of the candidate's timed calls, ``budget`` seconds of them (RoundPlan.start);
+        a secret few of them saved for the reference to check."""
+        if budget <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
-        budget = min(self.timing_settings.budget_seconds / max(1, self.timing_settings.rounds), left / rounds_left)
         settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),

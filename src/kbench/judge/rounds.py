@@ -1,0 +1,49 @@
+"""How many timing rounds an evaluation takes, and each round's share of the time (docs/timing.md).
+
+The candidate and the baseline columns alternate for ``TimingSettings.rounds``
+rounds; with ``max_rounds``, further rounds follow until the measured columns
+settle (kbench.judge.repeatability.columns_settled). Those further rounds are
+the judge's own choice, so running out of time in them is no fault of the
+candidate: the rounds end with what they measured, and only the rounds the
+settings require can end in a ``timeout`` verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kbench.judge.repeatability import columns_settled
+from kbench.judge.timing import TimingSettings
+
+
+@dataclass
+class RoundPlan:
+    settings: TimingSettings
+    deadline: float  # time.monotonic() by which the timed calls must be done
+    device: str
+    decide_at: dict[str, float] | None = None  # Sides.decide_at
+    started: list[float] = field(default_factory=list)  # each round's start
+
+    @property
+    def most(self) -> int:
+        return max(1, self.settings.rounds, self.settings.max_rounds)
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def start(self, index: int) -> float:
+        """Round ``index`` starts now: the candidate's seconds in it, its share of
+        ``budget_seconds`` over the required rounds, no more than the time left spread
+        over every round that may follow."""
+        self.started.append(time.monotonic())
+        share = self.settings.budget_seconds / max(1, self.settings.rounds)
+        return min(share, self.left() / (self.most - index))
+
+    def enough(self, candidate_ms: list[float], columns_ms: dict[str, list[float]]) -> bool:
+        """After a round (not the last): the columns have settled, or, past the required
+        rounds, another round as long as this one would not end before the deadline."""
+        if columns_settled(candidate_ms, columns_ms, self.settings, self.decide_at, self.device):
+            return True
+        done = len(self.started)
+        return done >= self.settings.rounds and time.monotonic() - self.started[-1] > self.left()
