@@ -1,0 +1,97 @@
+"""How much the same code's time differs from one worker process to the next, against how much it moves
+from round to round within one worker: the question behind a repository patch's fraction of the expert.
+
+On the H200 (2026-12-02, docs/tasks.md) tinylm/fused-rmsnorm's expert took 0.617-0.648 ms a round in one
+worker and 0.619-0.687 ms in the worker beside it, rounds with a new placement each. A spread between
+workers that rounds within one worker do not sample is in every fraction and in no interval. This times
+each task's expert patch as the candidate (sandboxed, as a patch is) and in WORKERS-1 trusted workers
+beside it, all on the same inputs in the same interleaved rounds with the base, and reports per worker
+its rounds, and per task the standard deviation of log time between workers and within them:
+
+    PYTHONPATH=src python3 benchmarks/repo_worker_spread.py --out spread.json [--tasks ID ...]
+        [--workers 4] [--rounds 8] [--no-placed] [--device cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from kbench.core.solution import Solution
+from kbench.judge.devices import resolve_device, scratch_root
+from kbench.judge.evaluation import evaluate
+from kbench.judge.sides import Sides
+from kbench.judge.timing import TimingSettings
+from kbench.repo import find_task, suite_tasks
+from kbench.repo.checkout import checkout, copy_tree
+from kbench.repo.patch import Patch, apply
+from kbench.suite.problem import resolve_size
+
+
+def spread(task_id: str, device: str, workers: int, rounds: int, placed: bool) -> dict:
+    task = find_task(task_id)
+    patch = Patch.from_file(task.expert_patch)
+    problem = task.workload()
+    timing = TimingSettings(max_calls=60, rounds=rounds, budget_seconds=float(rounds), new_placement_per_round=placed)
+    with tempfile.TemporaryDirectory(prefix="kbench-spread-", dir=scratch_root()) as tmp:
+        base = checkout(task.repository, Path(tmp) / "base")
+        expert = copy_tree(base, Path(tmp) / "expert")
+        apply(patch, expert)
+        columns = {f"beside{i}": expert for i in range(1, workers)}
+        started = time.monotonic()
+        verdict = evaluate(problem, Solution(problem.source, task.workload_path), device,
+                           size=resolve_size("auto", device), trials=2, timing=timing, baselines=("eager",),
+                           baseline_cache=None, timeout=900.0,
+                           sides=Sides(reference=base, candidate=expert, candidate_key=patch.sha256, columns=columns))
+    record = {"task": task_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0][:300],
+              "seconds": round(time.monotonic() - started, 1), "settings": asdict(timing)}
+    if not verdict.correct:
+        return record
+    per_worker = {"patch": verdict.timing["rounds"],
+                  **{c: verdict.baselines[c]["timing"]["rounds"] for c in columns}}
+    logs = {w: [math.log(ms) for ms in values] for w, values in per_worker.items()}
+    within = statistics.fmean(statistics.stdev(v) for v in logs.values())
+    between = statistics.stdev(statistics.fmean(v) for v in logs.values())
+    record.update(
+        base_rounds_ms=verdict.baselines["eager"]["timing"]["rounds"], rounds_ms=per_worker,
+        fraction={c: verdict.speedup[c] for c in columns},
+        fraction_interval={c: verdict.speedup_interval[c] for c in columns},
+        within_worker_sd=within, between_worker_sd=between,
+        # What the between-worker spread would be if it were the rounds' noise alone, averaged over the rounds.
+        expected_between_sd=within / math.sqrt(len(next(iter(logs.values())))),
+    )
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tasks", nargs="*", help="task ids (default: the whole suite)")
+    parser.add_argument("--workers", type=int, default=4, help="workers running the expert, the patch's among them")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--no-placed", dest="placed", action="store_false", help="no new placement per round")
+    parser.add_argument("--device", default="cuda")
+    args = parser.parse_args()
+    device = resolve_device(args.device)
+    records = []
+    for task_id in args.tasks or [t.id for t in suite_tasks()]:
+        records.append(spread(task_id, device, args.workers, args.rounds, args.placed))
+        r = records[-1]
+        if "between_worker_sd" in r:
+            medians = {w: round(statistics.median(v), 4) for w, v in r["rounds_ms"].items()}
+            print(f"{task_id:28} sd of log time between workers {r['between_worker_sd']:.2%} "
+                  f"(rounds' noise alone: {r['expected_between_sd']:.2%}), within a worker {r['within_worker_sd']:.2%}; "
+                  f"median ms by worker {medians}; {r['seconds']} s", flush=True)
+        else:
+            print(f"{task_id:28} {r['status']}: {r['reason']}", flush=True)
+        args.out.write_text(json.dumps(records, indent=1))
+
+
+if __name__ == "__main__":
+    main()
