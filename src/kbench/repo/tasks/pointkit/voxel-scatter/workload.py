@@ -4,7 +4,7 @@ import torch
 
 from pointkit import voxel_downsample
 
-POINTS = 200000
+POINTS = 2000000
 FEATURES = 16
 EXTENT = 4.0
 KBENCH_SMALL = {"POINTS": 300, "FEATURES": 4, "EXTENT": 2.0}
