@@ -145,19 +145,26 @@ def _round_logs(candidate_ms: list[float], baseline_ms: list[float], count: int)
     return [math.log(b / c) for c, b in zip(candidate_ms[:count], baseline_ms[:count])]
 
 
+# Pocock's boundary for up to 15 looks at a two-sided 5% level (2.63) over one look's (1.96): repeated looks
+# at the rounds (kbench.judge.rounds) stop on the wrong side of a threshold about as rarely as a single look.
+LOOKS_FACTOR = 2.63 / Z95
+
+
 def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: TimingSettings, at: float,
                    device: str) -> bool:
     """Whether the rounds so far put a column's speedup on one side of ``at``: after ``settings.rounds``
     rounds at least, their 95% t interval, widened by the between-process spread as the verdict's
-    interval is (``widen``), excludes it. A score that turns on that side (a repository task is solved
-    at 95% of the expert's speedup, on the lower bound) needs no more rounds once it is decided, and
-    needs them until then however much the rounds disagree."""
+    interval is (``widen``) and by ``LOOKS_FACTOR``, excludes it. A score that turns on that side (a
+    repository task is solved at 95% of the expert's speedup, on the lower bound) needs no more rounds
+    once it is decided, and needs them until then however much the rounds disagree. Asked after every
+    round, a plain 95% interval would cross a threshold the truth sits on far more often than 2.5% of
+    the time; the factor keeps the chance of stopping on the wrong side near what one look has."""
     count = min(len(candidate_ms), len(column_ms))
     if count < max(2, settings.rounds) or not all(
             math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *column_ms[:count])):
         return False
     centre, half_width = _t_interval(_round_logs(candidate_ms, column_ms, count))
-    reach = math.hypot(half_width, Z95 * between_process_sd(device))
+    reach = math.hypot(half_width, Z95 * between_process_sd(device)) * LOOKS_FACTOR
     return abs(centre - math.log(at)) > reach
 
 
