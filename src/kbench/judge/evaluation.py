@@ -35,8 +35,8 @@ from kbench.judge.guard.reported import reference_op_findings, speed_of_light_fi
 from kbench.judge.guard.static import check_source
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
-from kbench.judge.rounds import RoundPlan
 from kbench.judge.repeatability import widen
+from kbench.judge.rounds import RoundPlan
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers
