@@ -30,7 +30,7 @@ run_step() {
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
         replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} --out "$WORK/replays" ;;
-        worker-spread) timeout "$limit" "$PY" benchmarks/repo_worker_spread.py ${SPREAD_TASKS:+--tasks $SPREAD_TASKS} \
+        worker-spread) timeout "$limit" "$PY" benchmarks/repo_worker_spread.py ${SPREAD_TASKS:+--tasks $SPREAD_TASKS} --repeat 2 \
             --out "$WORK/worker-spread.json" ;;
         experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
         null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --out "$WORK/null-default.jsonl" ;;

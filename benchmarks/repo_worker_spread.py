@@ -6,10 +6,12 @@ worker and 0.619-0.687 ms in the worker beside it, rounds with a new placement e
 workers that rounds within one worker do not sample is in every fraction and in no interval. This times
 each task's expert patch as the candidate (sandboxed, as a patch is) and in WORKERS-1 trusted workers
 beside it, all on the same inputs in the same interleaved rounds with the base, and reports per worker
-its rounds, and per task the standard deviation of log time between workers and within them:
+its rounds, and per task the standard deviation of log time between workers and within them. With
+--repeat 2 each task is measured twice, minutes apart, in new workers: whether the whole evaluation moves
+(the expert took 0.62-0.65 ms in one evaluation and 0.68-0.71 ms in the next on 2026-12-02):
 
     PYTHONPATH=src python3 benchmarks/repo_worker_spread.py --out spread.json [--tasks ID ...]
-        [--workers 4] [--rounds 8] [--no-placed] [--device cuda]
+        [--workers 4] [--rounds 8] [--repeat 1] [--no-placed] [--device cuda]
 """
 
 from __future__ import annotations
@@ -75,12 +77,13 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", help="task ids (default: the whole suite)")
     parser.add_argument("--workers", type=int, default=4, help="workers running the expert, the patch's among them")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=1, help="evaluations of each task, one after the other")
     parser.add_argument("--no-placed", dest="placed", action="store_false", help="no new placement per round")
     parser.add_argument("--device", default="cuda")
     args = parser.parse_args()
     device = resolve_device(args.device)
     records = []
-    for task_id in args.tasks or [t.id for t in suite_tasks()]:
+    for task_id in [t for t in args.tasks or [t.id for t in suite_tasks()] for _ in range(args.repeat)]:
         records.append(spread(task_id, device, args.workers, args.rounds, args.placed))
         r = records[-1]
         if "between_worker_sd" in r:
