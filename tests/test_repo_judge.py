@@ -431,6 +431,16 @@ def test_the_rounds_go_on_until_the_expert_fraction_is_decided_and_time_the_expe
     assert settled[-1] and not any(settled[:-1])
 
 
+@pytest.mark.slow
+def test_without_the_expert_timed_there_is_nothing_to_decide_and_the_rounds_are_the_required_ones(fixture):
+    """An agent's ``evaluate`` (--no-expert) is not kept waiting for a base that never agrees with itself."""
+    from kbench.repo.patch_judge import REPO_TIMING
+
+    verdict = quick(fixture, "expert", trials=1)
+    assert verdict.status == "correct" and verdict.expert == {}
+    assert len(verdict.timing["rounds"]) == len(verdict.baselines["base"]["timing"]["rounds"]) == REPO_TIMING.rounds
+
+
 @pytest.mark.gpu
 def test_on_a_gpu_the_task_audits_and_only_the_expert_solves_it(fixture, task, tmp_path):
     """The fixture's loop over 2048 rows launches thousands of kernels a call; the expert's one

@@ -55,7 +55,7 @@ TESTS_STATUS = {"failed": "incorrect", "no_tests": "incorrect", "collection_erro
 
 # A repository's workload is timed in more, shorter rounds than a kernel, each with its buffers somewhere
 # new, until the patch's fraction of the expert's speedup is on one side of the share that solves the task
-# (Sides.decide_at). On the H200 (2026-12-02, docs/tasks.md) the same expert patch in two workers differed by
+# (Sides.decide_at); without the expert timed there is nothing to decide, and the rounds are ``rounds``. On the H200 (2026-12-02, docs/tasks.md) the same expert patch in two workers differed by
 # up to 10% a round in three rounds of 1.7 s: three rounds' t interval (t = 4.3) reached 23-49% below 1.
 REPO_TIMING = TimingSettings(max_calls=60, rounds=4, max_rounds=16, budget_seconds=4.0, new_placement_per_round=True,
                              target_speedup_error=0.01)
@@ -69,7 +69,7 @@ def evaluate_patch(
     size: str = "auto",
     trials: int = DEFAULT_TRIALS,
     timeout: float = DEFAULT_TIMEOUT,
-    timing: TimingSettings = REPO_TIMING,
+    timing: TimingSettings | None = None,
     measure_time: bool = True,
     hidden_tests: bool = True,
     policy: str = DEFAULT_POLICY,
@@ -84,8 +84,9 @@ def evaluate_patch(
     ``timeout`` bounds the workload's evaluation (the tests have the task's own
     ``tests.timeout_s``); ``hidden_tests=False`` runs the visible tests only (what an
     agent may be told); ``measure_time=False`` checks the workload's outputs without
-    timing them. ``expert``: time the task's expert patch beside the patch (the verdict's
-    ``expert``: the patch's fraction of its speedup; False: not timed, ``expert`` empty).
+    timing them; ``timing``: REPO_TIMING by default (its ``rounds`` alone without the expert).
+    ``expert``: time the task's expert patch beside the patch (the verdict's ``expert``: the
+    patch's fraction of its speedup; False: not timed, ``expert`` empty).
     Raises TaskError for an unusable task (its workload failing at the base revision or
     with its expert patch included), PatchFileError for a patch file that cannot be read,
     ValueError for an unknown device, size or policy, SandboxUnavailable as ``evaluate``;
@@ -95,12 +96,13 @@ def evaluate_patch(
     patch = patch if isinstance(patch, Patch) else Patch.from_file(patch)
     device = resolve_device(device)
     size = resolve_size(size, device)
+    expert_patch = Patch.from_file(task.expert_patch) if expert and task.expert_patch else None
+    timing = timing or (REPO_TIMING if expert_patch else replace(REPO_TIMING, max_rounds=0))
     check_settings(timing, device)
     problem = task.workload()
     options = dict(size=size, trials=trials, timeout=timeout, timing=timing, measure_time=measure_time,
                    hidden_tests=hidden_tests, policy=check_policy(policy), sandbox=sandbox,
                    memory_limit_bytes=memory_limit_bytes, progress=progress)
-    expert_patch = Patch.from_file(task.expert_patch) if expert and task.expert_patch else None
     return _PatchJudge(task, patch, device, problem, options, expert_patch).run()
 
 
