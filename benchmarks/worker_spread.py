@@ -5,13 +5,14 @@ On the H200 (2026-12-02, docs/tasks.md) tinylm/fused-rmsnorm's expert took 0.617
 worker and 0.619-0.687 ms in the worker beside it, rounds with a new placement each. A spread between
 workers that rounds within one worker do not sample is in every fraction and in no interval. This times
 each task's expert patch as the candidate (sandboxed, as a patch is) and in WORKERS-1 trusted workers
-beside it, all on the same inputs in the same interleaved rounds with the base, and reports per worker
+beside it, all on the same inputs in the same interleaved rounds with the base (with --problems, a kernel
+problem's null candidate in as many workers, issue 30's worker pairs), and reports per worker
 its rounds, and per task the standard deviation of log time between workers and within them. With
 --repeat 2 each task is measured twice, minutes apart, in new workers: whether the whole evaluation moves
 (the expert took 0.62-0.65 ms in one evaluation and 0.68-0.71 ms in the next on 2026-12-02):
 
-    PYTHONPATH=src python3 benchmarks/repo_worker_spread.py --out spread.json [--tasks ID ...]
-        [--workers 4] [--rounds 8] [--repeat 1] [--no-placed] [--device cuda]
+    PYTHONPATH=src python3 benchmarks/worker_spread.py --out spread.json [--tasks ID ...]
+        [--problems level1/relu ...] [--workers 4] [--rounds 8] [--repeat 1] [--no-placed] [--device cuda]
 """
 
 from __future__ import annotations
@@ -33,35 +34,54 @@ from kbench.judge.timing import TimingSettings
 from kbench.repo import find_task, suite_tasks
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.patch import Patch, apply
+from kbench.suite import find_problem
 from kbench.suite.problem import resolve_size
 
 
 def spread(task_id: str, device: str, workers: int, rounds: int, placed: bool) -> dict:
+    """A repository task: its expert as the patch, and in the workers beside; the base as the reference."""
     task = find_task(task_id)
     patch = Patch.from_file(task.expert_patch)
     problem = task.workload()
-    timing = TimingSettings(max_calls=60, rounds=rounds, budget_seconds=float(rounds), new_placement_per_round=placed)
     with tempfile.TemporaryDirectory(prefix="kbench-spread-", dir=scratch_root()) as tmp:
         base = checkout(task.repository, Path(tmp) / "base")
         expert = copy_tree(base, Path(tmp) / "expert")
         apply(patch, expert)
-        columns = {f"beside{i}": expert for i in range(1, workers)}
-        started = time.monotonic()
-        verdict = evaluate(problem, Solution(problem.source, task.workload_path), device,
-                           size=resolve_size("auto", device), trials=2, timing=timing, baselines=("eager",),
-                           baseline_cache=None, timeout=900.0,
-                           sides=Sides(reference=base, candidate=expert, candidate_key=patch.sha256, columns=columns))
-    record = {"task": task_id, "status": verdict.status, "reason": verdict.reason.splitlines()[0][:300],
+        return measured(task_id, problem, Solution(problem.source, task.workload_path), device, workers, rounds,
+                        placed, Sides(reference=base, candidate=expert, candidate_key=patch.sha256,
+                                      columns={f"beside{i}": expert for i in range(1, workers)}))
+
+
+def problem_spread(problem_id: str, device: str, workers: int, rounds: int, placed: bool) -> dict:
+    """A kernel problem's null candidate (its own Model, issue 30): in the candidate's worker and in the
+    workers beside, each the problem's Model with nothing else on its import path; eager as the reference."""
+    problem = find_problem(problem_id)
+    with tempfile.TemporaryDirectory(prefix="kbench-spread-", dir=scratch_root()) as tmp:
+        nothing = Path(tmp) / "nothing"
+        nothing.mkdir()
+        return measured(problem_id, problem, Solution(problem.source, problem.path), device, workers, rounds, placed,
+                        Sides(reference=nothing, candidate=nothing, candidate_key=problem_id,
+                              columns={f"beside{i}": nothing for i in range(1, workers)}))
+
+
+def measured(name: str, problem, solution: Solution, device: str, workers: int, rounds: int, placed: bool,
+             sides: Sides) -> dict:
+    timing = TimingSettings(max_calls=60, rounds=rounds, budget_seconds=float(rounds), new_placement_per_round=placed)
+    started = time.monotonic()
+    verdict = evaluate(problem, solution, device, size=resolve_size("auto", device), trials=2, timing=timing,
+                       baselines=("eager",), baseline_cache=None, timeout=900.0, sides=sides)
+    record = {"name": name, "status": verdict.status, "reason": verdict.reason.splitlines()[0][:300],
               "seconds": round(time.monotonic() - started, 1), "settings": asdict(timing)}
     if not verdict.correct:
         return record
-    per_worker = {"patch": verdict.timing["rounds"],
+    columns = list(sides.columns)
+    per_worker = {"candidate": verdict.timing["rounds"],
                   **{c: verdict.baselines[c]["timing"]["rounds"] for c in columns}}
     logs = {w: [math.log(ms) for ms in values] for w, values in per_worker.items()}
     within = statistics.fmean(statistics.stdev(v) for v in logs.values())
     between = statistics.stdev(statistics.fmean(v) for v in logs.values())
     record.update(
-        base_rounds_ms=verdict.baselines["eager"]["timing"]["rounds"], rounds_ms=per_worker,
+        reference_rounds_ms=verdict.baselines["eager"]["timing"]["rounds"], rounds_ms=per_worker,
         fraction={c: verdict.speedup[c] for c in columns},
         fraction_interval={c: verdict.speedup_interval[c] for c in columns},
         within_worker_sd=within, between_worker_sd=between,
@@ -74,7 +94,8 @@ def spread(task_id: str, device: str, workers: int, rounds: int, placed: bool) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--tasks", nargs="*", help="task ids (default: the whole suite)")
+    parser.add_argument("--tasks", nargs="*", help="task ids (default: the whole suite, unless --problems)")
+    parser.add_argument("--problems", nargs="*", default=[], help="kernel problems' null candidates instead")
     parser.add_argument("--workers", type=int, default=4, help="workers running the expert, the patch's among them")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=1, help="evaluations of each task, one after the other")
@@ -83,16 +104,18 @@ def main() -> None:
     args = parser.parse_args()
     device = resolve_device(args.device)
     records = []
-    for task_id in [t for t in args.tasks or [t.id for t in suite_tasks()] for _ in range(args.repeat)]:
-        records.append(spread(task_id, device, args.workers, args.rounds, args.placed))
+    tasks = args.tasks if args.tasks or args.problems else [t.id for t in suite_tasks()]
+    planned = [(spread, t) for t in tasks] + [(problem_spread, p) for p in args.problems]
+    for measure, name in [each for each in planned for _ in range(args.repeat)]:
+        records.append(measure(name, device, args.workers, args.rounds, args.placed))
         r = records[-1]
         if "between_worker_sd" in r:
             medians = {w: round(statistics.median(v), 4) for w, v in r["rounds_ms"].items()}
-            print(f"{task_id:28} sd of log time between workers {r['between_worker_sd']:.2%} "
+            print(f"{name:28} sd of log time between workers {r['between_worker_sd']:.2%} "
                   f"(rounds' noise alone: {r['expected_between_sd']:.2%}), within a worker {r['within_worker_sd']:.2%}; "
                   f"median ms by worker {medians}; {r['seconds']} s", flush=True)
         else:
-            print(f"{task_id:28} {r['status']}: {r['reason']}", flush=True)
+            print(f"{name:28} {r['status']}: {r['reason']}", flush=True)
         args.out.write_text(json.dumps(records, indent=1))
 
 
