@@ -33,3 +33,8 @@ def test_further_rounds_stop_when_another_would_not_end_in_time_and_the_required
 
 def test_settled_columns_stop_the_rounds_whatever_the_time():
     assert plan_with(1000.0, 1.0, 3).enough([1.0] * 3, {"eager": [1.0, 1.0001, 0.9999]})
+
+
+def test_a_progress_display_says_when_the_rounds_may_end_sooner():
+    assert plan_with(1.0, 0.0, 0).label(0) == "round 1 of at most 8"
+    assert RoundPlan(TimingSettings(rounds=3), 0.0, "cuda").label(2) == "round 3 of 3"

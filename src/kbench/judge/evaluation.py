@@ -289,7 +289,7 @@ class _Evaluation:
                 base_rounds: dict[str, list[dict[str, Any]]] = {column: [] for column in workers}
                 base_series: dict[str, list[TimedSeries]] = {}
                 for index in range(rounds):
-                    self.tell(f"timing the solution, round {index + 1} of {rounds}")
+                    self.tell(f"timing the solution, {plan.label(index)}")
                     timed = self._candidate_round(reference, candidate, plan.start(index), index)
                     cand_rounds.append(timed)
                     if index == rounds - 1:
@@ -300,7 +300,7 @@ class _Evaluation:
                     self._check_round(timed, index)
                     # A compiled column compiles (max-autotune: minutes) in its first round.
                     side.deadline = max(side.deadline, time.monotonic() + REFERENCE_TIMEOUT)
-                    self.tell(f"timing the baselines ({', '.join(workers)}), round {index + 1} of {rounds}")
+                    self.tell(f"timing the baselines ({', '.join(workers)}), {plan.label(index)}")
                     with self._phase("baseline"):
                         self._consider(side.quiet_gpu_findings(reference))
                         side.replay_round(workers, timed, base_rounds, base_series, index)

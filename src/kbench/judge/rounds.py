@@ -29,6 +29,11 @@ class RoundPlan:
     def most(self) -> int:
         return max(1, self.settings.rounds, self.settings.max_rounds)
 
+    def label(self, index: int) -> str:
+        """How a progress display names round ``index``: of how many, or of at most how many."""
+        bound = "at most " if self.most > self.settings.rounds else ""
+        return f"round {index + 1} of {bound}{self.most}"
+
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
