@@ -9,7 +9,8 @@
 #
 # Steps: corpus (the honest corpus, 14 builds beside), exploits (every GPU exploit and twin),
 # gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
-# replays (expert and do-nothing patches), worker-spread (the expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS), experts (the expert patches' speedups), null-default and
+# replays (expert and do-nothing patches), worker-spread (the expert, or a null candidate, in 4
+# workers: SPREAD_TASKS, SPREAD_PROBLEMS), experts (the expert patches' speedups), null-default and
 # null-placed (issue 30's null candidates, batch), throughput (40 CUDA builds in a run).
 set -u
 OUT=${OUT:-/tmp/out}

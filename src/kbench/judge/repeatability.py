@@ -131,18 +131,21 @@ def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings
     buffers are somewhere new with ``new_placement_per_round``, so the rounds sample what one
     placement would fix for a whole evaluation (docs/timing.md): GPU MODE stops timing on a
     time's standard error; this stops on the speedup's, over what changes between rounds."""
-    count = min(len(candidate_ms), len(baseline_ms))
-    if count >= max(settings.rounds, settings.max_rounds):
+    if min(len(candidate_ms), len(baseline_ms)) >= max(settings.rounds, settings.max_rounds):
         return True
-    if count < max(2, settings.rounds):
-        return False
-    if not all(math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *baseline_ms[:count])):
-        return False  # a reading no clock gives settles nothing: the rounds go on to max_rounds
-    return _t_interval(_round_logs(candidate_ms, baseline_ms, count))[1] <= settings.target_speedup_error
+    logs = _round_logs(candidate_ms, baseline_ms, settings)
+    return logs is not None and _t_interval(logs)[1] <= settings.target_speedup_error
 
 
-def _round_logs(candidate_ms: list[float], baseline_ms: list[float], count: int) -> list[float]:
-    return [math.log(b / c) for c, b in zip(candidate_ms[:count], baseline_ms[:count])]
+def _round_logs(candidate_ms: list[float], column_ms: list[float], settings: TimingSettings) -> list[float] | None:
+    """Each round's log speedup (its column median over its candidate median), once there are
+    ``settings.rounds`` rounds and two at least; None before, and None while any reading is one no
+    clock gives (it settles and decides nothing: the rounds go on to max_rounds)."""
+    count = min(len(candidate_ms), len(column_ms))
+    readings = (*candidate_ms[:count], *column_ms[:count])
+    if count < max(2, settings.rounds) or not all(math.isfinite(v) and v > 0 for v in readings):
+        return None
+    return [math.log(b / c) for c, b in zip(candidate_ms[:count], column_ms[:count])]
 
 
 # Pocock's boundary for up to 15 looks at a two-sided 5% level (2.63) over one look's (1.96): repeated looks
@@ -159,11 +162,10 @@ def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: 
     once it is decided, and needs them until then however much the rounds disagree. Asked after every
     round, a plain 95% interval would cross a threshold the truth sits on far more often than 2.5% of
     the time; the factor keeps the chance of stopping on the wrong side near what one look has."""
-    count = min(len(candidate_ms), len(column_ms))
-    if count < max(2, settings.rounds) or not all(
-            math.isfinite(v) and v > 0 for v in (*candidate_ms[:count], *column_ms[:count])):
+    logs = _round_logs(candidate_ms, column_ms, settings)
+    if logs is None:
         return False
-    centre, half_width = _t_interval(_round_logs(candidate_ms, column_ms, count))
+    centre, half_width = _t_interval(logs)
     reach = math.hypot(half_width, Z95 * between_process_sd(device)) * LOOKS_FACTOR
     return abs(centre - math.log(at)) > reach
 
