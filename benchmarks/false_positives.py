@@ -76,7 +76,9 @@ def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
         "file": honest.file, "problem": honest.problem, "repeat": repeat, "status": verdict.status,
         "rule": rule_of(verdict.reason) if verdict.status == "rejected" else None,
         "reason": verdict.reason, "flags": verdict.flags, "flag_rules": flagged,
-        "unexpected_flags": [rule for rule in flagged if rule not in honest.style_flags],
+        "unexpected_flags": [rule for rule in flagged
+                             if rule not in honest.style_flags and rule not in honest.known_false_flags],
+        "known_false_flags": [rule for rule in flagged if rule in honest.known_false_flags],
         "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
         "runtime_ms": verdict.runtime_ms, "speedup": verdict.speedup.get("eager"),
         "device": verdict.device, "device_name": verdict.device_name, "size": verdict.size,
@@ -166,11 +168,14 @@ def report(results: list[dict]) -> None:
         print("\n  every verdict but correct:")
         for r in wrong:
             print(f"    {r['file']} (repeat {r['repeat']}): {r['status']}: {r['reason'].splitlines()[0][:400]}")
-    odd = [r for r in judged if r["unexpected_flags"]]
-    if odd:
-        print("\n  flags the corpus does not expect:")
-        for r in odd:
-            print(f"    {r['file']} (repeat {r['repeat']}): {'; '.join(f[:200] for f in r['flags'])}")
+    for heading, key in (("flags the corpus does not expect", "unexpected_flags"),
+                         ("false flags the corpus knows of (a defect of the judge, docs/guard.md)",
+                          "known_false_flags")):
+        odd = [r for r in judged if r.get(key)]
+        if odd:
+            print(f"\n  {heading}:")
+            for r in odd:
+                print(f"    {r['file']} (repeat {r['repeat']}): {'; '.join(f[:200] for f in r['flags'])}")
     suspected = [r for r in judged if r.get("suspicions")]
     if suspected:
         print("\n  suspicions measured again (not a verdict unless seen twice):")

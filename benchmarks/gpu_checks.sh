@@ -10,7 +10,8 @@
 # Steps: corpus (the honest corpus, 14 builds beside), exploits (every GPU exploit and twin),
 # gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
 # replays (expert and do-nothing patches), worker-spread (the expert, or a null candidate, in 4
-# workers: SPREAD_TASKS, SPREAD_PROBLEMS), experts (the expert patches' speedups), null-default and
+# workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as "--no-placed" or
+# "--target-rel-error 0 --max-calls 5000"), experts (the expert patches' speedups), null-default and
 # null-placed (issue 30's null candidates, batch), throughput (40 CUDA builds in a run).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -32,7 +33,7 @@ run_step() {
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
         replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} --out "$WORK/replays" ;;
         worker-spread) timeout "$limit" "$PY" benchmarks/worker_spread.py ${SPREAD_TASKS:+--tasks $SPREAD_TASKS} \
-            ${SPREAD_PROBLEMS:+--problems $SPREAD_PROBLEMS} --repeat 2 \
+            ${SPREAD_PROBLEMS:+--problems $SPREAD_PROBLEMS} --repeat 2 ${SPREAD_ARGS:-} \
             --out "$WORK/worker-spread.json" ;;
         experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
         null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --out "$WORK/null-default.jsonl" ;;

@@ -13,6 +13,7 @@ its rounds, and per task the standard deviation of log time between workers and 
 
     PYTHONPATH=src python3 benchmarks/worker_spread.py --out spread.json [--tasks ID ...]
         [--problems level1/relu ...] [--workers 4] [--rounds 8] [--repeat 1] [--no-placed] [--device cuda]
+        [--max-calls 60] [--target-rel-error 0.005]
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from kbench.suite import find_problem
 from kbench.suite.problem import resolve_size
 
 
-def spread(task_id: str, device: str, workers: int, rounds: int, placed: bool) -> dict:
+def spread(task_id: str, device: str, workers: int, timing: TimingSettings) -> dict:
     """A repository task: its expert as the patch, and in the workers beside; the base as the reference."""
     task = find_task(task_id)
     patch = Patch.from_file(task.expert_patch)
@@ -47,26 +48,24 @@ def spread(task_id: str, device: str, workers: int, rounds: int, placed: bool) -
         base = checkout(task.repository, Path(tmp) / "base")
         expert = copy_tree(base, Path(tmp) / "expert")
         apply(patch, expert)
-        return measured(task_id, problem, Solution(problem.source, task.workload_path), device, workers, rounds,
-                        placed, Sides(reference=base, candidate=expert, candidate_key=patch.sha256,
+        return measured(task_id, problem, Solution(problem.source, task.workload_path), device, timing,
+                        Sides(reference=base, candidate=expert, candidate_key=patch.sha256,
                                       columns={f"beside{i}": expert for i in range(1, workers)}))
 
 
-def problem_spread(problem_id: str, device: str, workers: int, rounds: int, placed: bool) -> dict:
+def problem_spread(problem_id: str, device: str, workers: int, timing: TimingSettings) -> dict:
     """A kernel problem's null candidate (its own Model, issue 30): in the candidate's worker and in the
     workers beside, each the problem's Model with nothing else on its import path; eager as the reference."""
     problem = find_problem(problem_id)
     with tempfile.TemporaryDirectory(prefix="kbench-spread-", dir=scratch_root()) as tmp:
         nothing = Path(tmp) / "nothing"
         nothing.mkdir()
-        return measured(problem_id, problem, Solution(problem.source, problem.path), device, workers, rounds, placed,
+        return measured(problem_id, problem, Solution(problem.source, problem.path), device, timing,
                         Sides(reference=nothing, candidate=nothing, candidate_key=problem_id,
                               columns={f"beside{i}": nothing for i in range(1, workers)}))
 
 
-def measured(name: str, problem, solution: Solution, device: str, workers: int, rounds: int, placed: bool,
-             sides: Sides) -> dict:
-    timing = TimingSettings(max_calls=60, rounds=rounds, budget_seconds=float(rounds), new_placement_per_round=placed)
+def measured(name: str, problem, solution: Solution, device: str, timing: TimingSettings, sides: Sides) -> dict:
     started = time.monotonic()
     verdict = evaluate(problem, solution, device, size=resolve_size("auto", device), trials=2, timing=timing,
                        baselines=("eager",), baseline_cache=None, timeout=900.0, sides=sides)
@@ -100,14 +99,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=1, help="evaluations of each task, one after the other")
     parser.add_argument("--no-placed", dest="placed", action="store_false", help="no new placement per round")
+    parser.add_argument("--max-calls", type=int, default=60, help="a round's calls, at most")
+    parser.add_argument("--target-rel-error", type=float, default=0.005,
+                        help="a round ends early once its median is this precise (0: a round takes its whole second)")
     parser.add_argument("--device", default="cuda")
     args = parser.parse_args()
     device = resolve_device(args.device)
     records = []
-    tasks = args.tasks if args.tasks or args.problems else [t.id for t in suite_tasks()]
+    tasks = args.tasks or ([] if args.problems else [t.id for t in suite_tasks()])
+    # About a second of each worker's calls a round: a round's length (a count of calls, or its whole second
+    # with --target-rel-error 0) is what these options let a run compare.
+    timing = TimingSettings(max_calls=args.max_calls, target_rel_error=args.target_rel_error, rounds=args.rounds,
+                            budget_seconds=float(args.rounds), new_placement_per_round=args.placed)
     planned = [(spread, t) for t in tasks] + [(problem_spread, p) for p in args.problems]
     for measure, name in [each for each in planned for _ in range(args.repeat)]:
-        records.append(measure(name, device, args.workers, args.rounds, args.placed))
+        records.append(measure(name, device, args.workers, timing))
         r = records[-1]
         if "between_worker_sd" in r:
             medians = {w: round(statistics.median(v), 4) for w, v in r["rounds_ms"].items()}
