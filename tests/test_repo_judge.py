@@ -443,8 +443,8 @@ def test_without_the_expert_timed_there_is_nothing_to_decide_and_the_rounds_are_
 
 @pytest.mark.gpu
 def test_on_a_gpu_the_task_audits_and_only_the_expert_solves_it(fixture, task, tmp_path):
-    """The fixture's loop over 2048 rows launches thousands of kernels a call; the expert's one
-    vectorised call is far past 1.2x, and a patch that changes nothing is near 1x."""
+    """The fixture's loop over 512 rows launches thousands of kernels a call; the expert's few
+    launches over the whole input are far past 1.2x, and a patch that changes nothing is near 1x."""
     record = audit_task(task, "cuda", "default")
     assert record["ok"], record["checks"]
     assert record["checks"]["expert"]["speedup"] >= 1.2 and record["checks"]["workload"]["eager_ms"] >= 1.0
