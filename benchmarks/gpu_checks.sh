@@ -7,7 +7,7 @@
 #   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
 #   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' bash benchmarks/gpu_checks.sh tasks-audit replays
 #
-# Steps: corpus (the honest corpus, 14 builds beside), exploits (every GPU exploit and twin),
+# Steps: corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files), exploits (every GPU exploit and twin),
 # gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
 # replays (expert and do-nothing patches), worker-spread (the expert, or a null candidate, in 4
 # workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as "--no-placed" or
@@ -27,7 +27,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 run_step() {
     local step=$1 limit=$2
     case $step in
-        corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 --out "$WORK/corpus.json" ;;
+        corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 ${CORPUS_ONLY:+--only $CORPUS_ONLY} \
+            --out "$WORK/corpus.json" ;;
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests/test_exploits.py ;;
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
