@@ -122,7 +122,8 @@ def main() -> None:
         if "between_worker_sd" in r:
             medians = {w: round(statistics.median(v), 4) for w, v in r["rounds_ms"].items()}
             print(f"{name:28} sd of log time between workers {r['between_worker_sd']:.2%} "
-                  f"(rounds' noise alone: {r['expected_between_sd']:.2%}), within a worker {r['within_worker_sd']:.2%}, "
+                  f"(rounds' noise alone: {r['expected_between_sd']:.2%}), "
+                  f"within a worker {r['within_worker_sd']:.2%}, "
                   f"eager's time {r['reference_offset']:+.2%} against theirs; "
                   f"median ms by worker {medians}; {r['seconds']} s", flush=True)
         else:

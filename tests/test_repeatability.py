@@ -11,7 +11,7 @@ from conftest import PROBLEM, SOLUTIONS
 
 import kbench
 from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, Z95, columns_settled, rounds_decided, rounds_settled,
-                                        speedup_interval, widen)
+                                        rounds_to_decide, speedup_interval, widen)
 from kbench.judge.timing import TimingSettings, check_settings
 
 
@@ -96,6 +96,29 @@ def test_a_column_a_score_turns_on_stops_the_rounds_once_on_one_side_of_it():
 
 
 REPO_LIKE = TimingSettings(rounds=4, max_rounds=8, target_speedup_error=0.01)
+
+
+def rounds_spread_by(sd: float, count: int) -> list[float]:
+    """``count`` rounds of an expert beside itself: fractions whose logs have mean 0 and standard deviation sd."""
+    logs = [math.sin(1.7 * i + 0.3) for i in range(count)]
+    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    return [math.exp(sd * (x - mean) / spread) for x in logs]
+
+
+@pytest.mark.parametrize("sd", [0.02, 0.05, 0.089])
+def test_the_rounds_a_spread_needs_are_where_the_rule_first_decides(sd):
+    """What a task's audit tells its author (kbench.repo.audit): at the rounds' spread measured, how many
+    the decision takes; rounds spread exactly so decide at that count and not one round sooner."""
+    needed = rounds_to_decide(sd, -math.log(0.95), "cuda")
+    settings = TimingSettings(rounds=2, max_rounds=64, target_speedup_error=0.01)
+    assert needed is not None and needed > 2
+    assert rounds_decided([1.0] * needed, rounds_spread_by(sd, needed), settings, 0.95, "cuda")
+    assert not rounds_decided([1.0] * (needed - 1), rounds_spread_by(sd, needed - 1), settings, 0.95, "cuda")
+
+
+def test_no_count_of_rounds_decides_what_the_between_process_spread_covers():
+    assert rounds_to_decide(0.0, 0.5 * Z95 * BETWEEN_PROCESS_SD["cuda"], "cuda") is None
+    assert rounds_to_decide(0.02, 0.05, "cuda") < rounds_to_decide(0.05, 0.05, "cuda")
 
 
 def stops_above(truth: float, sd: float, seed: int, evaluations: int = 2000) -> tuple[float, float]:

@@ -170,6 +170,20 @@ def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: 
     return abs(centre - math.log(at)) > reach
 
 
+def rounds_to_decide(round_sd: float, distance: float, device: str, most: int = 64) -> int | None:
+    """About how many rounds ``rounds_decided`` takes to put a speedup on one side of a threshold
+    ``distance`` away in log (1.0 from 0.95: 0.051) when its rounds' log speedups spread by
+    ``round_sd``: the fewest whose widened reach falls short of it, None if not within ``most``
+    (the between-process spread alone can reach that far). What a task's audit says of a workload
+    whose expert cannot be told from 95% of itself."""
+    spread = Z95 * between_process_sd(device)
+    for count in range(2, most + 1):
+        half_width = T_975[min(count - 1, len(T_975)) - 1] * round_sd / math.sqrt(count)
+        if math.hypot(half_width, spread) * LOOKS_FACTOR < distance:
+            return count
+    return None
+
+
 def columns_settled(candidate_ms: list[float], columns_ms: dict[str, list[float]], settings: TimingSettings,
                     decide_at: dict[str, float] | None = None, device: str = "cuda") -> bool:
     """``rounds_settled`` for every measured column: each speedup a verdict reports (over eager, a

@@ -22,6 +22,8 @@ a patch is judged (tests in the sandbox, the workload in the judge's workers):
 
 from __future__ import annotations
 
+import math
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -29,11 +31,12 @@ from typing import Any, Callable
 
 from kbench.audit import audit_problem
 from kbench.judge.devices import scratch_root
+from kbench.judge.repeatability import rounds_to_decide
 from kbench.judge.sandbox import find_sandbox
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.expert import SOLVED_FRACTION
 from kbench.repo.patch import Patch, PatchError, apply
-from kbench.repo.patch_judge import evaluate_patch
+from kbench.repo.patch_judge import REPO_TIMING, evaluate_patch
 from kbench.repo.task import Task
 from kbench.repo.tests_run import TestsRun, run_task_tests
 
@@ -145,12 +148,29 @@ def _expert(task: Task, device: str, size: str, sandbox: bool, timeout: float) -
         rounds = {"base": verdict.baselines.get("base", {}).get("timing", {}).get("rounds", []),
                   "expert": (verdict.timing or {}).get("rounds", []),
                   "expert beside": verdict.expert.get("rounds_ms", [])}
-        rounds = {side: [round(ms, 3) for ms in values] for side, values in rounds.items()}
         return _check(False, f"{detail}: it does not solve its own task (a lower end under {SOLVED_FRACTION:.0%}): "
                              f"the workload's time moves too much between rounds to tell 95% of the expert's "
-                             f"speedup (each round's median ms: {rounds})", speedup=speedup, speedup_interval=interval)
+                             f"speedup ({_spread_of_rounds(rounds['expert'], rounds['expert beside'], device)}; "
+                             f"each round's median ms: {_rounded(rounds)})", speedup=speedup, speedup_interval=interval)
     detail += "" if device.startswith("cuda") else " (CPU timing: the 1.2x floor is a GPU's)"
     return _check(True, detail, speedup=speedup, speedup_interval=interval)
+
+
+def _rounded(rounds: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {side: [round(ms, 3) for ms in values] for side, values in rounds.items()}
+
+
+def _spread_of_rounds(expert_ms: list[float], beside_ms: list[float], device: str) -> str:
+    """How far the expert's rounds beside itself disagree, and the rounds that spread would need."""
+    logs = [math.log(b / e) for e, b in zip(expert_ms, beside_ms) if e > 0 and b > 0]
+    if len(logs) < 2:
+        return "too few rounds to say how they spread"
+    sd = statistics.stdev(logs)
+    most = 64
+    needed = rounds_to_decide(sd, -math.log(SOLVED_FRACTION), device, most)
+    return (f"its fraction of itself moved by {sd:.1%} (standard deviation) from round to round; at that spread "
+            f"the decision takes {f'about {needed}' if needed else f'more than {most}'} rounds, and the judge "
+            f"takes at most {REPO_TIMING.max_rounds}")
 
 
 def _tail(run: TestsRun) -> str:
