@@ -129,6 +129,29 @@ def main() -> None:
         else:
             print(f"{name:28} {r['status']}: {r['reason']}", flush=True)
         args.out.write_text(json.dumps(records, indent=1))
+    for name in dict.fromkeys(r["name"] for r in records):
+        moved = between_evaluations([r for r in records if r["name"] == name and "rounds_ms" in r])
+        if moved:
+            print(f"{name:28} between evaluations, the candidate's time moved {moved['reference']:.2%} against "
+                  f"the reference's worker and {moved['beside']:.2%} against the worker beside it (largest "
+                  f"less smallest log ratio of medians, {moved['evaluations']} evaluations)", flush=True)
+
+
+def between_evaluations(measured: list[dict]) -> dict | None:
+    """How far one evaluation's ratio of the candidate's time to the reference's moved from the next, beside
+    how far its ratio to the first worker beside moved: whether timing the reference in a worker made as the
+    candidate's would steady a score (issue 30)."""
+    if len(measured) < 2:
+        return None
+
+    def log_ratios(worker: str) -> list[float]:
+        return [math.log(statistics.median(r["rounds_ms"]["candidate"])
+                         / statistics.median(r["reference_rounds_ms"] if worker == "reference"
+                                             else r["rounds_ms"][worker])) for r in measured]
+
+    return {"evaluations": len(measured),
+            **{key: max(logs) - min(logs) for key, logs in (("reference", log_ratios("reference")),
+                                                            ("beside", log_ratios("beside1")))}}
 
 
 if __name__ == "__main__":
