@@ -50,7 +50,7 @@ def spread(task_id: str, device: str, workers: int, timing: TimingSettings) -> d
         apply(patch, expert)
         return measured(task_id, problem, Solution(problem.source, task.workload_path), device, timing,
                         Sides(reference=base, candidate=expert, candidate_key=patch.sha256,
-                                      columns={f"beside{i}": expert for i in range(1, workers)}))
+                              columns={f"beside{i}": expert for i in range(1, workers)}))
 
 
 def problem_spread(problem_id: str, device: str, workers: int, timing: TimingSettings) -> dict:
