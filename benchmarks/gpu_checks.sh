@@ -8,11 +8,12 @@
 #   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' bash benchmarks/gpu_checks.sh tasks-audit replays
 #
 # Steps: corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
-# exploits (every GPU exploit and twin), gpu-tests (tests/test_gpu.py and the other GPU-marked tests but the exploits), tasks-audit,
-# replays (expert and do-nothing patches), worker-spread (the expert, or a null candidate, in 4
-# workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as "--no-placed" or
-# "--target-rel-error 0 --max-calls 5000"), experts (the expert patches' speedups), null-default and
-# null-placed (issue 30's null candidates, batch), throughput (40 CUDA builds in a run).
+# exploits (every GPU exploit and twin), gpu-tests (tests/test_gpu.py and the other GPU-marked
+# tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
+# expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
+# "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
+# patches' speedups), null-default and null-placed (issue 30's null candidates, batch), throughput
+# (40 CUDA builds in a run).
 set -u
 OUT=${OUT:-/tmp/out}
 WORK=$(mktemp -d)
