@@ -8,10 +8,13 @@ import torch
 
 from tinylm import ModelConfig, Transformer, random_checkpoint
 
-BATCH = 32
-CONTEXT = 512
+# Sized so that the batched step's time is the GPU's: 1 GiB of keys and 1 GiB of values read per layer and
+# step, against some two hundred launches; at 32 x 512 x 512 the expert's 13-21 ms were the host's, and
+# moved by a fifth from round to round (docs/tasks-suite.md).
+BATCH = 64
+CONTEXT = 4096
 STEPS = 4
-DIM = 512
+DIM = 1024
 HEADS = 8
 LAYERS = 2
 VOCAB = 1024
