@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from kbench.agents.repo_workspace import PatchRepo
+from kbench.judge.repeatability import round_spread
 from kbench.repo import suite_tasks
 from kbench.repo.checkout import checkout
 from kbench.repo.patch import glob_match
@@ -55,6 +56,17 @@ def write_patches(tasks, out: Path) -> None:
                 path.write_text(text)
 
 
+def sample(evaluation) -> dict:
+    """What a replay keeps of an evaluation: its verdict's speedup and fraction, and every round's median
+    (the patch's, the base's, the expert's beside), from which the fraction's round spread."""
+    verdict = evaluation.verdict or {}
+    return {"task": evaluation.problem_id, "status": evaluation.status, "speedup": evaluation.speedup.get("base"),
+            "interval": verdict.get("speedup_interval", {}).get("base"), "expert": verdict.get("expert"),
+            "patch_rounds_ms": (verdict.get("timing") or {}).get("rounds", []),
+            "base_rounds_ms": (verdict.get("baselines", {}).get("base", {}).get("timing") or {}).get("rounds", []),
+            "reason": evaluation.reason[:300]}
+
+
 def kbench(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kbench", *args], capture_output=True, text=True)
 
@@ -77,18 +89,18 @@ def main() -> None:
         print(ran.stdout[-3000:], ran.stderr[-3000:], sep="\n", flush=True)
         scored = kbench("score", name, "--json", "--db", str(db))
         with Store(db) as store:
-            samples = [{"task": e.problem_id, "status": e.status, "speedup": e.speedup.get("base"),
-                        "interval": (e.verdict or {}).get("speedup_interval", {}).get("base"),
-                        "expert": (e.verdict or {}).get("expert"), "reason": e.reason[:300]}
-                       for e in store.evaluations(name)]
+            samples = [sample(e) for e in store.evaluations(name)]
         results[name] = {"exit_code": ran.returncode, "seconds": round(time.monotonic() - started, 1),
                          "score": json.loads(scored.stdout) if scored.returncode == 0 else scored.stderr,
                          "samples": samples}
         for s in samples:
             expert = s["expert"] or {}
             low = (expert.get("fraction_interval") or [0])[0]
+            spread = round_spread(s["patch_rounds_ms"], expert.get("rounds_ms") or [])
             print(f"{name:8s} {s['task']:30s} {s['status']:10s} speedup {s['speedup'] or 0:7.3f}x "
-                  f"fraction {expert.get('fraction') or 0:6.3f} (lower {low:6.3f}) solved {expert.get('solved')}")
+                  f"fraction {expert.get('fraction') or 0:6.3f} (lower {low:6.3f}) solved {expert.get('solved')}, "
+                  f"{len(s['patch_rounds_ms'])} rounds, the fraction's round spread "
+                  + (f"{spread:.1%}" if spread is not None else "-"))
     (args.out / "replays.json").write_text(json.dumps(results, indent=1, default=str))
     for name, result in results.items():
         score = result["score"]

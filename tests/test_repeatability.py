@@ -10,8 +10,8 @@ import pytest
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, Z95, columns_settled, rounds_decided, rounds_settled,
-                                        rounds_to_decide, speedup_interval, widen)
+from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, Z95, columns_settled, round_spread, rounds_decided,
+                                        rounds_settled, rounds_to_decide, speedup_interval, widen)
 from kbench.judge.timing import TimingSettings, check_settings
 
 
@@ -110,6 +110,7 @@ def test_the_rounds_a_spread_needs_are_where_the_rule_first_decides(sd):
     """What a task's audit tells its author (kbench.repo.audit): at the rounds' spread measured, how many
     the decision takes; rounds spread exactly so decide at that count and not one round sooner."""
     needed = rounds_to_decide(sd, -math.log(0.95), "cuda")
+    assert round_spread([1.0] * 6, rounds_spread_by(sd, 6)) == pytest.approx(sd)
     settings = TimingSettings(rounds=2, max_rounds=64, target_speedup_error=0.01)
     assert needed is not None and needed > 2
     assert rounds_decided([1.0] * needed, rounds_spread_by(sd, needed), settings, 0.95, "cuda")

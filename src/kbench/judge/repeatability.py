@@ -170,6 +170,13 @@ def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: 
     return abs(centre - math.log(at)) > reach
 
 
+def round_spread(candidate_ms: list[float], column_ms: list[float]) -> float | None:
+    """The standard deviation of the rounds' log speedups (a column's median over the candidate's,
+    round by round): how far a speedup moves from one round to the next; None under two rounds."""
+    logs = [math.log(c / m) for m, c in zip(candidate_ms, column_ms) if m > 0 and c > 0]
+    return statistics.stdev(logs) if len(logs) >= 2 else None
+
+
 def rounds_to_decide(round_sd: float, distance: float, device: str, most: int = 64) -> int | None:
     """About how many rounds ``rounds_decided`` takes to put a speedup on one side of a threshold
     ``distance`` away in log (1.0 from 0.95: 0.051) when its rounds' log speedups spread by

@@ -23,7 +23,6 @@ a patch is judged (tests in the sandbox, the workload in the judge's workers):
 from __future__ import annotations
 
 import math
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any, Callable
 
 from kbench.audit import audit_problem
 from kbench.judge.devices import scratch_root
-from kbench.judge.repeatability import rounds_to_decide
+from kbench.judge.repeatability import round_spread, rounds_to_decide
 from kbench.judge.sandbox import find_sandbox
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.expert import SOLVED_FRACTION
@@ -162,10 +161,9 @@ def _rounded(rounds: dict[str, list[float]]) -> dict[str, list[float]]:
 
 def _spread_of_rounds(expert_ms: list[float], beside_ms: list[float], device: str) -> str:
     """How far the expert's rounds beside itself disagree, and the rounds that spread would need."""
-    logs = [math.log(b / e) for e, b in zip(expert_ms, beside_ms) if e > 0 and b > 0]
-    if len(logs) < 2:
+    sd = round_spread(expert_ms, beside_ms)
+    if sd is None:
         return "too few rounds to say how they spread"
-    sd = statistics.stdev(logs)
     most = 64
     needed = rounds_to_decide(sd, -math.log(SOLVED_FRACTION), device, most)
     return (f"its fraction of itself moved by {sd:.1%} (standard deviation) from round to round; at that spread "
