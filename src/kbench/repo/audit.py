@@ -147,16 +147,14 @@ def _expert(task: Task, device: str, size: str, sandbox: bool, timeout: float) -
         rounds = {"base": verdict.baselines.get("base", {}).get("timing", {}).get("rounds", []),
                   "expert": (verdict.timing or {}).get("rounds", []),
                   "expert beside": verdict.expert.get("rounds_ms", [])}
+        spread = _spread_of_rounds(rounds["expert"], rounds["expert beside"], device)
+        rounds = {side: [round(ms, 3) for ms in values] for side, values in rounds.items()}
         return _check(False, f"{detail}: it does not solve its own task (a lower end under {SOLVED_FRACTION:.0%}): "
                              f"the workload's time moves too much between rounds to tell 95% of the expert's "
-                             f"speedup ({_spread_of_rounds(rounds['expert'], rounds['expert beside'], device)}; "
-                             f"each round's median ms: {_rounded(rounds)})", speedup=speedup, speedup_interval=interval)
+                             f"speedup ({spread}; each round's median ms: {rounds})",
+                      speedup=speedup, speedup_interval=interval)
     detail += "" if device.startswith("cuda") else " (CPU timing: the 1.2x floor is a GPU's)"
     return _check(True, detail, speedup=speedup, speedup_interval=interval)
-
-
-def _rounded(rounds: dict[str, list[float]]) -> dict[str, list[float]]:
-    return {side: [round(ms, 3) for ms in values] for side, values in rounds.items()}
 
 
 def _spread_of_rounds(expert_ms: list[float], beside_ms: list[float], device: str) -> str:
