@@ -13,6 +13,7 @@ import kbench
 from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, Z95, columns_settled, round_spread, rounds_decided,
                                         rounds_settled, rounds_to_decide, speedup_interval, widen)
 from kbench.judge.timing import TimingSettings, check_settings
+from kbench.repo.patch_judge import REPO_TIMING
 
 
 def test_a_narrow_within_interval_widens_to_the_between_process_spread():
@@ -123,13 +124,13 @@ def test_no_count_of_rounds_decides_what_the_between_process_spread_covers():
 
 
 def stops_above(truth: float, sd: float, seed: int, evaluations: int = 2000) -> tuple[float, float]:
-    """Simulated repository evaluations of 4-16 rounds, each round's fraction lognormal about ``truth``:
-    the share whose rounds stop on the solved side of 0.95, and the mean number of rounds."""
-    rng, settings = random.Random(seed), TimingSettings(rounds=4, max_rounds=16, target_speedup_error=0.01)
+    """Simulated repository evaluations of REPO_TIMING's rounds (4 to 32), each round's fraction lognormal
+    about ``truth``: the share whose rounds stop on the solved side of 0.95, and the mean number of rounds."""
+    rng, settings = random.Random(seed), REPO_TIMING
     above, rounds = 0, 0
     for _ in range(evaluations):
         fractions = []
-        for count in range(1, 17):
+        for count in range(1, settings.max_rounds + 1):
             fractions.append(truth * math.exp(rng.gauss(0, sd)))
             if count >= 4 and rounds_decided([1.0] * count, fractions, settings, 0.95, "cuda"):
                 above += statistics.fmean(math.log(f) for f in fractions) > math.log(0.95)
@@ -141,7 +142,8 @@ def stops_above(truth: float, sd: float, seed: int, evaluations: int = 2000) -> 
 def test_asked_after_every_round_the_rule_stops_on_the_wrong_side_as_rarely_as_one_look():
     """A patch at exactly 0.95 of the expert is no solution: a plain 95% interval asked after each of up to
     13 rounds stopped above 0.95 in 8% of simulated evaluations with rounds 10% apart; with the looks
-    factor, at most about the 2.5% one look has. An expert judged beside itself still decides soon."""
+    factor, at most about the 2.5% one look has, over the 29 looks of REPO_TIMING too. An expert judged
+    beside itself still decides soon."""
     assert stops_above(0.95, 0.10, seed=1)[0] <= 0.035
     assert stops_above(0.95, 0.05, seed=2)[0] <= 0.02
     share, rounds = stops_above(1.0, 0.02, seed=3)

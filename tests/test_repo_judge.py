@@ -293,7 +293,7 @@ def test_the_audit_fails_an_expert_that_does_not_solve_its_own_task(task, monkey
     assert "'base': [6.79, 7.3, 11.0]" in loose["detail"]
     # Rounds of the expert beside itself a third apart: the author is told no evaluation's rounds would do.
     assert ("moved by 32.6% (standard deviation) from round to round; at that spread the decision takes more "
-            "than 64 rounds, and the judge takes at most 16") in loose["detail"]
+            "than 64 rounds, and the judge takes at most 32") in loose["detail"]
     assert _expert_check(task, monkeypatch, 0.951)["ok"]
 
 
