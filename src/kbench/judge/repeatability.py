@@ -114,8 +114,12 @@ def rounds_interval(baseline_rounds: list[list[float]], candidate_rounds: list[l
 
 def _t_interval(logs: list[float]) -> tuple[float, float]:
     """The mean of two readings or more and half its 95% t interval."""
-    t = T_975[min(len(logs) - 1, len(T_975)) - 1]
-    return statistics.fmean(logs), t * statistics.stdev(logs) / math.sqrt(len(logs))
+    return statistics.fmean(logs), _t_half_width(statistics.stdev(logs), len(logs))
+
+
+def _t_half_width(sd: float, count: int) -> float:
+    """Half the 95% t interval of the mean of ``count`` readings whose standard deviation is ``sd``."""
+    return T_975[min(count - 1, len(T_975)) - 1] * sd / math.sqrt(count)
 
 
 # Two-sided 95% quantiles of Student's t by degrees of freedom (1-20); beyond, the last (a little wide).
@@ -133,17 +137,17 @@ def rounds_settled(candidate_ms: list[float], baseline_ms: list[float], settings
     time's standard error; this stops on the speedup's, over what changes between rounds."""
     if min(len(candidate_ms), len(baseline_ms)) >= max(settings.rounds, settings.max_rounds):
         return True
-    logs = _round_logs(candidate_ms, baseline_ms, settings)
+    logs = _round_logs(candidate_ms, baseline_ms, max(2, settings.rounds))
     return logs is not None and _t_interval(logs)[1] <= settings.target_speedup_error
 
 
-def _round_logs(candidate_ms: list[float], column_ms: list[float], settings: TimingSettings) -> list[float] | None:
-    """Each round's log speedup (its column median over its candidate median), once there are
-    ``settings.rounds`` rounds and two at least; None before, and None while any reading is one no
-    clock gives (it settles and decides nothing: the rounds go on to max_rounds)."""
+def _round_logs(candidate_ms: list[float], column_ms: list[float], least: int) -> list[float] | None:
+    """Each round's log speedup (its column median over its candidate median), once there are ``least``
+    rounds; None before, and None while any reading is one no clock gives (it settles and decides
+    nothing: the rounds go on to max_rounds)."""
     count = min(len(candidate_ms), len(column_ms))
     readings = (*candidate_ms[:count], *column_ms[:count])
-    if count < max(2, settings.rounds) or not all(math.isfinite(v) and v > 0 for v in readings):
+    if count < least or not all(math.isfinite(v) and v > 0 for v in readings):
         return None
     return [math.log(b / c) for c, b in zip(candidate_ms[:count], column_ms[:count])]
 
@@ -163,19 +167,25 @@ def rounds_decided(candidate_ms: list[float], column_ms: list[float], settings: 
     once it is decided, and needs them until then however much the rounds disagree. Asked after every
     round, a plain 95% interval would cross a threshold the truth sits on far more often than 2.5% of
     the time; the factor keeps the chance of stopping on the wrong side near what one look has."""
-    logs = _round_logs(candidate_ms, column_ms, settings)
+    logs = _round_logs(candidate_ms, column_ms, max(2, settings.rounds))
     if logs is None:
         return False
     centre, half_width = _t_interval(logs)
-    reach = math.hypot(half_width, Z95 * between_process_sd(device)) * LOOKS_FACTOR
-    return abs(centre - math.log(at)) > reach
+    return abs(centre - math.log(at)) > _decision_reach(half_width, device)
+
+
+def _decision_reach(half_width: float, device: str) -> float:
+    """How far from a threshold the rounds' mean log speedup must lie to decide it: their t interval's
+    half width widened by the between-process spread, and by LOOKS_FACTOR for the repeated looks."""
+    return math.hypot(half_width, Z95 * between_process_sd(device)) * LOOKS_FACTOR
 
 
 def round_spread(candidate_ms: list[float], column_ms: list[float]) -> float | None:
     """The standard deviation of the rounds' log speedups (a column's median over the candidate's,
-    round by round): how far a speedup moves from one round to the next; None under two rounds."""
-    logs = [math.log(c / m) for m, c in zip(candidate_ms, column_ms) if m > 0 and c > 0]
-    return statistics.stdev(logs) if len(logs) >= 2 else None
+    round by round): how far a speedup moves from one round to the next; None under two rounds, or
+    with a reading no clock gives."""
+    logs = _round_logs(candidate_ms, column_ms, 2)
+    return statistics.stdev(logs) if logs is not None else None
 
 
 def rounds_to_decide(round_sd: float, distance: float, device: str, most: int = 64) -> int | None:
@@ -184,12 +194,8 @@ def rounds_to_decide(round_sd: float, distance: float, device: str, most: int = 
     ``round_sd``: the fewest whose widened reach falls short of it, None if not within ``most``
     (the between-process spread alone can reach that far). What a task's audit says of a workload
     whose expert cannot be told from 95% of itself."""
-    spread = Z95 * between_process_sd(device)
-    for count in range(2, most + 1):
-        half_width = T_975[min(count - 1, len(T_975)) - 1] * round_sd / math.sqrt(count)
-        if math.hypot(half_width, spread) * LOOKS_FACTOR < distance:
-            return count
-    return None
+    return next((count for count in range(2, most + 1)
+                 if _decision_reach(_t_half_width(round_sd, count), device) < distance), None)
 
 
 def columns_settled(candidate_ms: list[float], columns_ms: dict[str, list[float]], settings: TimingSettings,

@@ -161,7 +161,7 @@ def _spread_of_rounds(expert_ms: list[float], beside_ms: list[float], device: st
     """How far the expert's rounds beside itself disagree, and the rounds that spread would need."""
     sd = round_spread(expert_ms, beside_ms)
     if sd is None:
-        return "too few rounds to say how they spread"
+        return "the rounds do not say how far they spread (fewer than two, or a reading no clock gives)"
     most = 64
     needed = rounds_to_decide(sd, -math.log(SOLVED_FRACTION), device, most)
     return (f"its fraction of itself moved by {sd:.1%} (standard deviation) from round to round; at that spread "
