@@ -59,7 +59,7 @@ TESTS_STATUS = {"failed": "incorrect", "no_tests": "incorrect", "collection_erro
 # On the H200 (2026-12-02, docs/tasks.md) the same expert patch in two workers differed by up to 10% a
 # round in three rounds of 1.7 s: three rounds' t interval (t = 4.3) reached 23-49% below 1. Experts whose
 # rounds move by 5% (fused-rmsnorm's) need about 13 rounds to be told from 95% of themselves: up to 32 lets
-# such a patch be decided (solved in 99.8% of simulated evaluations, against 93% at 16; docs/tasks.md).
+# such a patch be decided (solved in 99.4% of simulated evaluations, against 90.5% at 16; docs/tasks.md).
 REPO_TIMING = TimingSettings(max_calls=60, rounds=4, max_rounds=32, budget_seconds=4.0, new_placement_per_round=True,
                              target_speedup_error=0.01)
 
