@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kbench.audit import audit_problem
-from kbench.judge.devices import scratch_root
+from kbench.judge.devices import resolve_device, scratch_root
 from kbench.judge.repeatability import round_spread, rounds_to_decide
 from kbench.judge.sandbox import find_sandbox
 from kbench.repo.checkout import checkout, copy_tree
@@ -51,8 +51,10 @@ CHECKS = ("base_tests", "workload", "broken", "expert")
 def audit_task(task: Task, device: str, size: str, *, sandbox: bool = True, timeout: float = 300.0,
                progress: Callable[[str], None] | None = None
                ) -> dict[str, Any]:
-    """Audit one task (``device`` and ``size`` resolved already); a record with each check's
-    ``ok`` and ``detail`` and ``ok`` overall. Never raises for the task's own faults."""
+    """Audit one task (``size`` resolved already; ``cuda`` is given its index, as by
+    ``evaluate_patch``); a record with each check's ``ok`` and ``detail`` and ``ok`` overall.
+    Never raises for the task's own faults."""
+    device = resolve_device(device)
     tell = progress or (lambda step: None)
     started = time.monotonic()
     record: dict[str, Any] = {"id": task.id, "path": str(task.path), "sha256": task.sha256, "device": device,
