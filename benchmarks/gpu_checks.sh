@@ -24,6 +24,8 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+"$PY" -c "import os; from kbench.judge.sandbox import candidate_env; e = dict(os.environ)
+print('variables a candidate is not given:', ' '.join(sorted(set(e) - set(candidate_env(e)))))"
 
 run_step() {
     local step=$1 limit=$2

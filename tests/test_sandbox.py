@@ -178,8 +178,21 @@ def test_without_a_sandbox_the_judge_refuses_unless_told(monkeypatch):
 
 def test_the_candidate_environment_keeps_no_secrets():
     env = sandbox.candidate_env({"PATH": "/usr/bin", "OPENAI_API_KEY": SECRET, "HF_TOKEN": SECRET,
+                                 "AWS_SECRET_ACCESS_KEY": SECRET, "GITHUB_TOKEN": SECRET,
                                  "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"})
     assert env == {"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0", "TORCH_EXTENSIONS_DIR": "/x"}
+
+
+def test_the_candidate_runs_under_the_runtime_settings_the_reference_runs_under():
+    """The reference's workers get the judge's whole environment: a setting that changes how fast
+    CUDA, cuBLAS, the allocator or a thread pool runs must reach the candidate too, or a speedup
+    measures the configuration; and the workplace's NVLink-multicast switches stay set."""
+    settings = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "CUDA_MODULE_LOADING": "EAGER",
+                "CUDA_LAUNCH_BLOCKING": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "CUBLASLT_WORKSPACE_SIZE": "1024",
+                "CUDNN_LOGLEVEL_DBG": "0", "NCCL_NVLS_ENABLE": "0", "NVSHMEM_DISABLE_NVLS": "1",
+                "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4",
+                "CUDA_HOME": "/usr/local/cuda"}
+    assert sandbox.candidate_env({**settings, "HOME": "/root", "USER": "root"}) == settings
 
 
 def test_what_is_made_readable_under_a_fresh_tmp_is_reachable_by_the_candidate(tmp_path):

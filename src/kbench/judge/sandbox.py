@@ -39,10 +39,14 @@ from typing import Iterable
 NOBODY = 65534
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc", "/sys", "/opt")
 GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
-# The environment a candidate gets: what builds, CUDA and threading read; never keys or tokens.
-PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "MAX_JOBS",
-              "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
-PASSED_ENV_PREFIXES = ("CUDA_VISIBLE", "NVIDIA_", "TORCH_", "TRITON_", "KBENCH_WORKER_")
+# The environment a candidate gets: what builds read, and every runtime setting of CUDA, its libraries,
+# PyTorch, Triton, the collectives and the thread pools, so that the candidate runs under the same
+# configuration as the reference's workers (which get the judge's whole environment): an allocator
+# setting (PYTORCH_CUDA_ALLOC_CONF), a cuBLAS workspace, lazy module loading or a blocking launch on one
+# side only would move a speedup by what no kernel did. Never keys or tokens.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CC", "CXX", "MAX_JOBS", "PYTHONUNBUFFERED")
+PASSED_ENV_PREFIXES = ("CUDA_", "CUBLAS", "CUDNN_", "NVIDIA_", "NCCL_", "NVSHMEM_", "TORCH_", "PYTORCH_",
+                       "TRITON_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "KBENCH_WORKER_")
 BUILD_MOUNT = "/tmp/kbench-build"  # where a candidate sees its build caches, whichever folder holds them
 MAX_PROCESSES = 4096  # threads count too: a torch process runs dozens
 PROBE_SECONDS = 60
