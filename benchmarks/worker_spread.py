@@ -90,6 +90,10 @@ def measured(name: str, problem, solution: Solution, device: str, timing: Timing
         # was 0.5-0.9% faster than all four workers in one evaluation of level1/relu and level in the next.
         reference_offset=statistics.median(math.log(ms) for ms in verdict.baselines["eager"]["timing"]["rounds"])
         - statistics.fmean(statistics.median(v) for v in logs.values()),
+        # The candidate's (sandboxed) worker against the trusted workers beside it running the same code: on
+        # the H200 (2026-12-02) tinylm/prefill-last-logits' expert was 3.4% slower as the patch than beside it.
+        candidate_offset=statistics.median(logs["candidate"])
+        - statistics.fmean(statistics.median(logs[c]) for c in columns),
     )
     return record
 
@@ -124,7 +128,8 @@ def main() -> None:
             print(f"{name:28} sd of log time between workers {r['between_worker_sd']:.2%} "
                   f"(rounds' noise alone: {r['expected_between_sd']:.2%}), "
                   f"within a worker {r['within_worker_sd']:.2%}, "
-                  f"eager's time {r['reference_offset']:+.2%} against theirs; "
+                  f"eager's time {r['reference_offset']:+.2%} against theirs, the candidate's "
+                  f"{r['candidate_offset']:+.2%} against the workers beside; "
                   f"median ms by worker {medians}; {r['seconds']} s", flush=True)
         else:
             print(f"{name:28} {r['status']}: {r['reason']}", flush=True)
