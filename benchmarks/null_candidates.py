@@ -7,7 +7,7 @@ each scored twice by independent evaluations. The report gives, for the verdict'
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
-        [--rounds N] [--placed] [--max-rounds M --target 0.0025]
+        [--rounds N] [--placed] [--max-rounds M --target 0.0025] [--min-calls N] [--target-rel-error E]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 
 The report also gives what issue 30 asks of a protocol: the two scores of each problem, how far apart
@@ -64,12 +64,21 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover,
             # each round's medians, to set the spread between rounds (placements) beside that between evaluations
             "rounds": {"candidate": (verdict.timing or {}).get("rounds"),
-                       "eager": ((verdict.baselines.get("eager") or {}).get("timing") or {}).get("rounds")}}
+                       "eager": ((verdict.baselines.get("eager") or {}).get("timing") or {}).get("rounds")},
+            # how many calls were timed and how precisely (the median's relative standard error): what a
+            # round's median rests on, beside how far the rounds' medians move
+            "calls": {side: {key: (timing or {}).get(key) for key in ("count", "rel_error", "stop_reason")}
+                      for side, timing in (("candidate", verdict.timing),
+                                           ("eager", (verdict.baselines.get("eager") or {}).get("timing")))}}
 
 
 def protocol_name(timing: TimingSettings) -> str:
+    default = TimingSettings()
     return (f"rounds={timing.rounds}" + (",placed" if timing.new_placement_per_round else "")
-            + (f",max_rounds={timing.max_rounds},target={timing.target_speedup_error:g}" if timing.max_rounds else ""))
+            + (f",max_rounds={timing.max_rounds},target={timing.target_speedup_error:g}" if timing.max_rounds else "")
+            + (f",min_calls={timing.min_calls}" if timing.min_calls != default.min_calls else "")
+            + (f",target_rel_error={timing.target_rel_error:g}"
+               if timing.target_rel_error != default.target_rel_error else ""))
 
 
 def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path, timing: TimingSettings):
@@ -147,6 +156,11 @@ def report(rows: list[dict]) -> None:
         print(f"  between rounds of one evaluation, the log speedup's standard deviation: {spread:.2%} "
               f"(root mean square over evaluations); rounds per evaluation: median {statistics.median(counts):g} "
               f"({counts[0]}-{counts[-1]})")
+    for side in ("candidate", "eager"):
+        counts = sorted(((r.get("calls") or {}).get(side) or {}).get("count") or 0 for r in judged)
+        if counts and counts[-1]:
+            print(f"  {side}'s timed calls per evaluation (all rounds): median {statistics.median(counts):g} "
+                  f"({counts[0]}-{counts[-1]})")
     differences = pair_differences(judged)
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
         p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
@@ -178,13 +192,17 @@ def main() -> None:
                         help="more rounds, up to this many, until the rounds' speedups agree (0: --rounds always)")
     parser.add_argument("--target", type=float, default=TimingSettings.target_speedup_error,
                         help="with --max-rounds: the rounds' 95%% half-width at which they stop (0.0025: 0.25%%)")
+    parser.add_argument("--min-calls", type=int, default=TimingSettings.min_calls, help="timed calls a round takes at least")
+    parser.add_argument("--target-rel-error", type=float, default=TimingSettings.target_rel_error,
+                        help="a round stops once its median's relative standard error is this small (or its budget ends)")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     args = parser.parse_args()
     if not args.report:
         started = time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
             timing = TimingSettings(rounds=args.rounds, new_placement_per_round=args.placed,
-                                    max_rounds=args.max_rounds, target_speedup_error=args.target)
+                                    max_rounds=args.max_rounds, target_speedup_error=args.target,
+                                    min_calls=args.min_calls, target_rel_error=args.target_rel_error)
             for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
                 print(json.dumps(done), flush=True)
                 with open(args.out, "a") as out:
