@@ -69,7 +69,11 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             # round's median rests on, beside how far the rounds' medians move
             "calls": {side: {key: (timing or {}).get(key) for key in ("count", "rel_error", "stop_reason")}
                       for side, timing in (("candidate", verdict.timing),
-                                           ("eager", (verdict.baselines.get("eager") or {}).get("timing")))}}
+                                           ("eager", (verdict.baselines.get("eager") or {}).get("timing")))},
+            # where a timed call's wall time goes besides the call (medians, ms): drawing the inputs, the L2
+            # flush and the messages (excess), and the fingerprints of output and inputs (digest)
+            "spans_ms": {key: (verdict.timing or {}).get(key) for key in (
+                "candidate_excess_ms", "eager_excess_ms", "candidate_digest_ms", "eager_digest_ms")}}
 
 
 def protocol_name(timing: TimingSettings) -> str:
@@ -161,6 +165,11 @@ def report(rows: list[dict]) -> None:
         if counts and counts[-1]:
             print(f"  {side}'s timed calls per evaluation (all rounds): median {statistics.median(counts):g} "
                   f"({counts[0]}-{counts[-1]})")
+    spans = {key: [v for r in judged if isinstance(v := (r.get("spans_ms") or {}).get(key), (int, float))]
+             for key in ("candidate_excess_ms", "candidate_digest_ms")}
+    if all(spans.values()):
+        print("  a timed call's time beside the call, median over evaluations: "
+              + ", ".join(f"{key} {statistics.median(values):.2f} ms" for key, values in spans.items()))
     differences = pair_differences(judged)
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
         p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
