@@ -69,9 +69,10 @@ def fingerprint(value: Any, where: str = "output") -> str:
     will ask for it.
 
     Per tensor: dtype, shape and two 64-bit sums over its bytes read as
-    integer words: of the words, and of the words weighted by their position
-    (so a permutation, or a transpose written out in the wrong order, changes
-    it too). Integer sums wrap the same way on any device and in any order, so
+    integer words of its elements' width (``_words``): of the words, and of the
+    words weighted by their position (so a permutation, or a transpose written
+    out in the wrong order, changes it too). Integer sums wrap the same way on
+    any device and in any order, so
     the reference recomputes them exactly, from the saved file or from the
     inputs it draws itself. Not a cryptographic hash: it makes changing an
     output after its call, to one that passes, require knowing the right
@@ -127,44 +128,108 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
 def memory_order(tensor: torch.Tensor) -> tuple[list[int] | None, torch.Tensor]:
     """The order of the dimensions in memory (None: the standard one) and the
     tensor's data as a contiguous tensor in that order: a view of a dense tensor
-    in any layout, a copy only of one with gaps or overlaps (a slice, an expand).
-    Dimensions of size 1 come first, in their own order, whatever their strides
-    say: they do not change where anything lies."""
+    in any layout (``dense_order``), a copy only of one with gaps or overlaps (a
+    slice, an expand)."""
+    return dense_order(tensor) or (None, tensor.contiguous())
+
+
+def dense_order(tensor: torch.Tensor) -> tuple[list[int] | None, torch.Tensor] | None:
+    """For a tensor whose elements fill a block of memory in some order of its dimensions:
+    that order (None: the standard one) and the tensor permuted to it, a contiguous view.
+    None for a tensor with gaps or overlaps. Dimensions of size 1 come first, in their own
+    order, whatever their strides say: they do not change where anything lies."""
     if tensor.is_contiguous():
         return None, tensor
     ones = [d for d in range(tensor.dim()) if tensor.shape[d] == 1]
     others = sorted((d for d in range(tensor.dim()) if tensor.shape[d] != 1), key=lambda d: -tensor.stride(d))
     order = ones + others
     permuted = tensor.permute(order)
-    if permuted.is_contiguous():
-        return order, permuted
-    return None, tensor.contiguous()
+    return (order, permuted) if permuted.is_contiguous() else None
 
 
 def _tensor_digest(tensor: torch.Tensor) -> str:
+    """dtype, shape, the order in memory if not the standard one, and the two sums
+    (``_sums``) over the tensor's elements in that order, read as integer words."""
     plain = _plain(tensor)
-    order, data = memory_order(plain)
-    raw = data.reshape(-1).view(torch.uint8)
-    width = next(d for d in (torch.int32, torch.int16, torch.uint8) if raw.numel() % d.itemsize == 0)
-    words = raw.view(width)
-    # Words as rows of R: sum of w * (position + 1) = R * sum(row index * row sum) + sum((column + 1) * column sum).
-    whole = words.numel() - words.numel() % FINGERPRINT_ROW_WORDS
-    rows = words[:whole].view(-1, FINGERPRINT_ROW_WORDS)
-    tail = words[whole:]
-    row_sums = rows.sum(dim=1, dtype=torch.int64)
-    column_sums = rows.sum(dim=0, dtype=torch.int64)
-    tail_sum = tail.sum(dtype=torch.int64)
-    int64 = {"dtype": torch.int64, "device": words.device}
-    totals = torch.stack([
-        row_sums.sum() + tail_sum,
-        (row_sums * torch.arange(rows.shape[0], **int64)).sum(),
-        (column_sums * torch.arange(1, FINGERPRINT_ROW_WORDS + 1, **int64)).sum(),
-        (tail.to(torch.int64) * torch.arange(whole + 1, words.numel() + 1, **int64)).sum(),
-    ]).tolist()
-    plain_sum, by_row, by_column, tail_weighted = totals
-    weighted = (FINGERPRINT_ROW_WORDS * by_row + by_column + tail_weighted) % (1 << 64)
+    order, data = dense_order(plain) or (None, plain)  # with gaps: in the standard order, read in place
+    total, weighted = _sums(data)
     layout = "" if order is None else f"in order {tuple(order)}"
-    return f"{plain.dtype}{tuple(plain.shape)}{layout}[{plain_sum}, {weighted}]"
+    return f"{plain.dtype}{tuple(plain.shape)}{layout}[{total}, {weighted}]"
+
+
+WORD_TYPES = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _sums(data: torch.Tensor) -> tuple[int, int]:
+    """Of the tensor's elements in the standard order, read as little-endian integer words
+    of the elements' width (elements wider than 8 bytes as several 8-byte words): the sum
+    of the words and their sum weighted by position from 1, modulo 2^64 for 8-byte words and
+    2^32 for narrower ones.
+
+    Words of the element's width, because a tensor starts at a whole element wherever it
+    lies: its words are the same for a view at any offset and for the reference's copy.
+    Sums in the words' own type where it is wide enough (int32, int64): PyTorch sums a
+    narrower integer into a wider one by first copying the whole tensor to the wider type,
+    which made the digest of a 2 GiB float32 tensor several times slower than reading it.
+    Integer sums wrap modulo 2^bits, and both sums are linear, so they come out the same
+    in any grouping and on any device, and a tensor with gaps is read where it lies (no
+    copy: the judge's own time inside the trusted clock's window is the same for an honest
+    output that is a slice of a padded buffer as for eager's)."""
+    width = min(data.element_size(), 8)
+    if data.element_size() > 8 and data.stride(-1) != 1:
+        data = data.contiguous()  # a complex128 element is two words only where they lie side by side
+    words = data.view(WORD_TYPES[width])
+    accumulate = torch.int64 if width == 8 else torch.int32
+    sums = [torch.stack(_block_sums(block, first, accumulate)) for block, first in _blocks(words)]
+    total, weighted = torch.stack(sums).sum(dim=0).tolist() if sums else (0, 0)
+    modulus = 1 << (64 if width == 8 else 32)
+    return total % modulus, weighted % modulus
+
+
+def _blocks(words: torch.Tensor) -> list[tuple[torch.Tensor, int]]:
+    """The words as views of at least two dimensions where possible, each with the position of
+    its first word: the dimensions that lie one after another merged, and a single run of
+    words (a dense tensor, a strided vector) as rows of R and the words past the last row,
+    so that summing along each dimension leaves R times fewer partial sums than words."""
+    shape: list[int] = []
+    strides: list[int] = []
+    for size, stride in zip(words.shape, words.stride()):
+        if size == 1:
+            continue
+        if shape and strides[-1] == stride * size:
+            shape[-1] *= size
+            strides[-1] = stride
+        else:
+            shape.append(size)
+            strides.append(stride)
+    offset = words.storage_offset()
+    if len(shape) > 1:
+        return [(words.as_strided(shape, strides, offset), 1)]
+    (count,), (stride,) = shape or [words.numel()], strides or [1]
+    rows = count // FINGERPRINT_ROW_WORDS
+    whole = rows * FINGERPRINT_ROW_WORDS
+    blocks = [(words.as_strided((rows, FINGERPRINT_ROW_WORDS), (FINGERPRINT_ROW_WORDS * stride, stride), offset), 1),
+              (words.as_strided((count - whole,), (stride,), offset + whole * stride), whole + 1)]
+    return [(block, first) for block, first in blocks if block.numel()]
+
+
+def _block_sums(block: torch.Tensor, first: int, accumulate: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sum of a block's words, and their sum weighted by position: a word at index
+    (i_0, ..., i_n) lies at ``first + sum(i_d * P_d)``, P_d the product of the sizes after d,
+    so the weighted sum is ``first`` times the sum plus, per dimension, P_d * sum(v * (the sum
+    of the words whose index there is v)): one reading pass per dimension."""
+    int64 = {"dtype": torch.int64, "device": block.device}
+    total = weighted = None
+    after = 1
+    for dim in reversed(range(block.dim())):
+        others = [d for d in range(block.dim()) if d != dim]
+        by_index = (block.sum(dim=others, dtype=accumulate) if others else block.to(accumulate)).to(torch.int64)
+        if total is None:
+            total = by_index.sum()
+            weighted = first * total
+        weighted = weighted + after * (by_index * torch.arange(block.shape[dim], **int64)).sum()
+        after *= block.shape[dim]
+    return total, weighted
 
 
 def load_file(path: Path, device: torch.device) -> Any:
