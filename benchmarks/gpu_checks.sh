@@ -13,7 +13,8 @@
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
 # patches' speedups), null-default and null-placed (issue 30's null candidates, batch; NULL_ARGS such as
-# "--target-rel-error 0.001 --problems level1/relu" or "--rounds 8"), throughput
+# "--target-rel-error 0.001 --problems level1/relu" or "--rounds 8"), fingerprint (what the digest of a
+# call's inputs and output costs), throughput
 # (40 CUDA builds in a run).
 set -u
 OUT=${OUT:-/tmp/out}
@@ -48,6 +49,7 @@ run_step() {
             --max-rounds 12 ${NULL_ARGS:-} --out "$WORK/null-placed.jsonl" ;;
         throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 \
             --baseline eager --out "$WORK/throughput.json" ;;
+        fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;
     esac
 }

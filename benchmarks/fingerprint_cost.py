@@ -1,0 +1,70 @@
+"""What a worker's fingerprint of one tensor costs: it runs after every call, on the inputs and
+the output, inside the span the trusted clock compares and in every evaluation's wall time.
+
+Times ``kbench.judge.outputs.fingerprint`` on tensors of the sizes level-1 problems hand over
+(dense, a padded slice, a view at an odd offset), on the GPU when there is one, and prints the
+median and range of each, with the time of one plain read (a sum) beside it for scale:
+
+    PYTHONPATH=src python3 benchmarks/fingerprint_cost.py [--mib 64 256 2048] [--repeats 9] [--device cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+from kbench.judge.outputs import fingerprint
+
+
+def timed_ms(work, device: str, repeats: int) -> list[float]:
+    work()
+    times = []
+    for _ in range(repeats):
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        work()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    rows = []
+    for mib in args.mib:
+        count = mib * (1 << 20) // 4
+        dense = torch.randn(count, device=args.device)
+        cases = {
+            "dense float32": dense,
+            "padded slice": dense.view(-1, 1024)[:, 3:1021],
+            "odd offset": dense[1:],
+            "dense half": dense[: count // 2].view(torch.half),
+            "one read (sum), for scale": None,
+        }
+        for name, tensor in cases.items():
+            work = (lambda: dense.sum().item()) if tensor is None else (lambda t=tensor: fingerprint(t))
+            times = timed_ms(work, args.device, args.repeats)
+            row = {"mib": mib, "case": name, "device": args.device, "median_ms": statistics.median(times),
+                   "min_ms": min(times), "max_ms": max(times), "repeats": args.repeats}
+            rows.append(row)
+            print(f"{mib:6d} MiB  {name:28s} median {row['median_ms']:9.3f} ms  "
+                  f"({row['min_ms']:.3f}-{row['max_ms']:.3f})", flush=True)
+    if args.out:
+        with open(args.out, "w") as out:
+            json.dump({"device_name": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu",
+                       "torch": torch.__version__, "rows": rows}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
