@@ -25,11 +25,13 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 import kbench
 from kbench.judge import LocalExecutor
 from kbench.judge.devices import resolve_device
+from kbench.judge.repeatability import BETWEEN_PROCESS_SD, rounds_interval, widen
 from kbench.judge.sandbox import find_sandbox
 from kbench.judge.spares import Spares
 from kbench.judge.timing import TimingSettings
@@ -127,6 +129,49 @@ def pair_differences(judged: list[dict]) -> list[float]:
     return sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
 
 
+def widened(speedup: float, within: list[float], between_sd: float) -> list[float]:
+    """``kbench.judge.repeatability.widen`` with another between-process spread."""
+    with patched_between_sd(between_sd):
+        return widen(speedup, within, "cuda")
+
+
+@contextmanager
+def patched_between_sd(between_sd: float | None):
+    saved = dict(BETWEEN_PROCESS_SD)
+    if between_sd is not None:
+        BETWEEN_PROCESS_SD["cuda"] = between_sd
+    try:
+        yield
+    finally:
+        BETWEEN_PROCESS_SD.update(saved)
+
+
+def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
+    """What the first k rounds alone would have given, for each k: the score as the mean of the
+    rounds' log speedups, how far a problem's two scores lie apart, and the rounds' 95% t interval
+    widened by the between-process spread (as the verdict's is): how often it holds 1.0, and its
+    median width. One run with many rounds so prices every count of rounds below it."""
+    counts = [min(len((r.get("rounds") or {}).get(side) or []) for side in ("candidate", "eager")) for r in judged]
+    if not counts or max(counts) < 3:
+        return
+    print("  the first k rounds alone (score: the mean of their log speedups; interval: their t interval, widened):")
+    with patched_between_sd(between_sd):
+        for k in range(2, min(counts) + 1):
+            scores, held, widths = defaultdict(list), 0, []
+            for r in judged:
+                rounds = r["rounds"]
+                low, high = rounds_interval([[e] for e in rounds["eager"][:k]], [[c] for c in rounds["candidate"][:k]])
+                centre = math.sqrt(low * high)
+                low, high = widen(centre, [low, high], "cuda")
+                scores[r["problem"]].append(centre)
+                held += low <= 1.0 <= high
+                widths.append((high - low) / centre)
+            differences = sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
+            p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)] if differences else 0
+            print(f"    k={k:2d}: two scores differ by {statistics.median(differences or [0]):.2%} (median), "
+                  f"{p90:.2%} (p90); holds 1.0 in {held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
+
+
 def round_spread(judged: list[dict]) -> float | None:
     """Within each evaluation, the standard deviation over its rounds of ln(eager round median /
     candidate round median); its root mean square over the evaluations (None: no rounds kept).
@@ -141,17 +186,22 @@ def round_spread(judged: list[dict]) -> float | None:
     return math.sqrt(statistics.mean(variances)) if variances else None
 
 
-def report(rows: list[dict]) -> None:
+def report(rows: list[dict], between_sd: float | None = None) -> None:
     arrangements = sorted({arrangement(r) for r in rows})
     for name in arrangements if len(arrangements) > 1 else []:
         print(f"{name}:")
-        report([r for r in rows if arrangement(r) == name])
+        report([r for r in rows if arrangement(r) == name], between_sd)
     judged = [r for r in rows if r["status"] == "correct" and r["interval"] and r["within"]]
     print(f"{len(judged)} null evaluations ({len(rows) - len(judged)} not judged correct) "
           f"of {len({r['problem'] for r in judged})} problems on {judged[0]['device_name'] if judged else '-'}")
-    for name in ("interval", "within"):
-        held = sum(r[name][0] <= 1.0 <= r[name][1] for r in judged)
-        width = statistics.median((r[name][1] - r[name][0]) / r["speedup"] for r in judged) if judged else 0.0
+    intervals = {"interval": [r["interval"] for r in judged], "within": [r["within"] for r in judged]}
+    if between_sd is not None:  # what the verdict's interval would be with another between-process spread
+        intervals[f"within widened by {between_sd:.2%}"] = [widened(r["speedup"], r["within"], between_sd)
+                                                             for r in judged]
+    for name, held_intervals in intervals.items():
+        held = sum(low <= 1.0 <= high for low, high in held_intervals)
+        width = statistics.median((high - low) / r["speedup"]
+                                  for (low, high), r in zip(held_intervals, judged)) if judged else 0.0
         print(f"  {name:<9} holds 1.0 in {held} of {len(judged)} ({held / max(len(judged), 1):.0%}); "
               f"median width {width:.2%} of the speedup")
     spread = round_spread(judged)
@@ -175,6 +225,7 @@ def report(rows: list[dict]) -> None:
         p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
         print(f"  two scores of a problem differ by {statistics.median(differences):.2%} at the median, "
               f"{p90:.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
+    fewer_rounds(judged, between_sd)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
@@ -205,6 +256,8 @@ def main() -> None:
     parser.add_argument("--target-rel-error", type=float, default=TimingSettings.target_rel_error,
                         help="a round stops once its median's relative standard error is this small (or its budget ends)")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
+    parser.add_argument("--between-sd", type=float, default=None,
+                        help="in the report, also the intervals with this between-process spread (0.002: 0.2%%)")
     args = parser.parse_args()
     if not args.report:
         started = time.monotonic()
@@ -217,7 +270,7 @@ def main() -> None:
                 with open(args.out, "a") as out:
                     out.write(json.dumps(done) + "\n")
         print(f"{len(args.problems) * args.repeats} evaluations in {time.monotonic() - started:.1f} s of wall time")
-    report([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()])
+    report([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()], args.between_sd)
 
 
 if __name__ == "__main__":
