@@ -317,6 +317,23 @@ def test_a_gpu_digest_is_the_cpu_digest_of_the_same_values(monkeypatch):
             different[name] = (fingerprint(on_gpu), fingerprint(tensor))
     assert different == {}
     assert len(kernel_calls) >= len(DIGEST_CASES) - 3  # all but the empty, 4-d-gaps and expanded ones
+    assert outputs._gpu_block_sums is not None  # it never failed and fell back to PyTorch's sums
+
+
+def test_a_digest_kernel_that_fails_leaves_the_digest_to_pytorch(monkeypatch, capsys):
+    """A Triton that cannot build or launch the kernel on some machine costs speed, never a verdict:
+    PyTorch's sums are the same numbers."""
+    from kbench.judge import outputs
+
+    def broken(blocks):
+        raise RuntimeError("no compiler here")
+
+    tensor = torch.randn(300, 50)[:, :37]
+    expected = fingerprint(tensor)
+    monkeypatch.setattr(outputs, "_gpu_block_sums", broken)
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    assert fingerprint(tensor) == expected
+    assert outputs._gpu_block_sums is None and "digest kernel failed" in capsys.readouterr().err
 
 
 def _same_view_on_gpu(tensor: torch.Tensor) -> torch.Tensor:
