@@ -354,8 +354,10 @@ class _Evaluation:
                                                 self.timing_settings.new_placement_per_round)
         for key, values in zip(("baselines", "speedup", "speedup_interval_within"), columns):
             self.record[key].update(values)
-        self.record["speedup_interval"] = {column: widen(self.record["speedup"][column], within, self.device)
-                                           for column, within in self.record["speedup_interval_within"].items()}
+        repository = self.sides is not None  # a repository task's columns: that track's spread
+        self.record["speedup_interval"] = {
+            column: widen(self.record["speedup"][column], within, self.device, repository)
+            for column, within in self.record["speedup_interval_within"].items()}
 
     def _candidate_calls(self, reference: Worker, candidate: Worker, what: str, settings: TimingSettings,
                          seeds: SeedFeed, checks: Checks, round_index: int | None = None,
