@@ -121,12 +121,18 @@ def arrangement(r: dict) -> str:
     return r.get("mode", "fresh") + (f" {r['protocol']}" if r.get("protocol") else "")
 
 
-def pair_differences(judged: list[dict]) -> list[float]:
-    """|ln(s1 / s2)| of each problem's first two scores: what a second evaluation moves a score by."""
+def pair_differences(judged: list[dict], speedups: list[float] | None = None) -> list[float]:
+    """|ln(s1 / s2)| of each problem's first two scores (the rows' own, or ``speedups``, one per
+    row): what a second evaluation moves a score by."""
     scores = defaultdict(list)
-    for r in judged:
-        scores[r["problem"]].append(r["speedup"])
+    for r, speedup in zip(judged, speedups or [r["speedup"] for r in judged]):
+        scores[r["problem"]].append(speedup)
     return sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
+
+
+def p90(ordered: list[float]) -> float:
+    """The 90th percentile of sorted values (the nearest rank)."""
+    return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
 
 
 def widened(speedup: float, within: list[float], between_sd: float) -> list[float]:
@@ -157,19 +163,19 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
     print("  the first k rounds alone (score: the mean of their log speedups; interval: their t interval, widened):")
     with patched_between_sd(between_sd):
         for k in range(2, min(counts) + 1):
-            scores, held, widths = defaultdict(list), 0, []
+            centres, held, widths = [], 0, []
             for r in judged:
                 rounds = r["rounds"]
                 low, high = rounds_interval([[e] for e in rounds["eager"][:k]], [[c] for c in rounds["candidate"][:k]])
                 centre = math.sqrt(low * high)
                 low, high = widen(centre, [low, high], "cuda")
-                scores[r["problem"]].append(centre)
+                centres.append(centre)
                 held += low <= 1.0 <= high
                 widths.append((high - low) / centre)
-            differences = sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
-            p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)] if differences else 0
-            print(f"    k={k:2d}: two scores differ by {statistics.median(differences or [0]):.2%} (median), "
-                  f"{p90:.2%} (p90); holds 1.0 in {held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
+            differences = pair_differences(judged, centres) or [0.0]
+            print(f"    k={k:2d}: two scores differ by {statistics.median(differences):.2%} (median), "
+                  f"{p90(differences):.2%} (p90); holds 1.0 in {held / len(judged):.0%}; "
+                  f"median width {statistics.median(widths):.2%}")
 
 
 def round_spread(judged: list[dict]) -> float | None:
@@ -222,9 +228,8 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
               + ", ".join(f"{key} {statistics.median(values):.2f} ms" for key, values in spans.items()))
     differences = pair_differences(judged)
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
-        p90 = differences[min(len(differences) - 1, math.ceil(0.9 * len(differences)) - 1)]
         print(f"  two scores of a problem differ by {statistics.median(differences):.2%} at the median, "
-              f"{p90:.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
+              f"{p90(differences):.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
     fewer_rounds(judged, between_sd)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
