@@ -38,3 +38,12 @@ def test_settled_columns_stop_the_rounds_whatever_the_time():
 def test_a_progress_display_says_when_the_rounds_may_end_sooner():
     assert plan_with(1.0, 0.0, 0).label(0) == "round 1 of at most 8"
     assert RoundPlan(TimingSettings(rounds=3), 0.0, "cuda").label(2) == "round 3 of 3"
+
+
+def test_only_the_first_round_warms_up_for_a_while_every_round_takes_its_warmup_calls():
+    settings = TimingSettings(rounds=3, warmup_calls=3, warmup_seconds=0.1, budget_seconds=3.0)
+    plan = RoundPlan(settings, time.monotonic() + 1000.0, "cuda")
+    first, second = plan.round_settings(0), plan.round_settings(1)
+    assert (first.warmup_seconds, first.warmup_calls) == (0.1, 3)
+    assert (second.warmup_seconds, second.warmup_calls) == (0.0, 3)
+    assert first.budget_seconds == second.budget_seconds == pytest.approx(1.0)

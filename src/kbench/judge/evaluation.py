@@ -290,7 +290,7 @@ class _Evaluation:
                 base_series: dict[str, list[TimedSeries]] = {}
                 for index in range(rounds):
                     self.tell(f"timing the solution, {plan.label(index)}")
-                    timed = self._candidate_round(reference, candidate, plan.start(index), index)
+                    timed = self._candidate_round(reference, candidate, plan.round_settings(index), index)
                     cand_rounds.append(timed)
                     if index == rounds - 1:
                         candidate.assert_quiet()
@@ -319,12 +319,12 @@ class _Evaluation:
         self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
         self.record["timing"].update(excess)
 
-    def _candidate_round(self, reference: Worker, candidate: Worker, budget: float, index: int) -> TimedSeries:
-        """One round of the candidate's timed calls, ``budget`` seconds of them (RoundPlan.start);
+    def _candidate_round(self, reference: Worker, candidate: Worker, settings: TimingSettings,
+                         index: int) -> TimedSeries:
+        """One round of the candidate's timed calls, under ``settings`` (RoundPlan.round_settings);
         a secret few of them saved for the reference to check."""
-        if budget <= 0:
+        if settings.budget_seconds <= 0:
             raise _Verdict("timeout", "no time left to measure within the time limit")
-        settings = replace(self.timing_settings, budget_seconds=budget)
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),
                                            Checks(self.tmp, f"round{index}"), index)

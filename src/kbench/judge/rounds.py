@@ -11,7 +11,7 @@ settings require can end in a ``timeout`` verdict.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kbench.judge.repeatability import columns_settled
 from kbench.judge.timing import TimingSettings
@@ -44,6 +44,15 @@ class RoundPlan:
         self.started.append(time.monotonic())
         share = self.settings.budget_seconds / max(1, self.settings.rounds)
         return min(share, self.left() / (self.most - index))
+
+    def round_settings(self, index: int) -> TimingSettings:
+        """Round ``index``'s protocol: its seconds (``start``), and ``warmup_seconds`` in the first
+        round only. A later round follows the baselines' round on the same device, whose clocks are
+        up; what is the candidate's own to warm after its pause (caches, lazy state) is what
+        ``warmup_calls`` warms, as in every round. A warm-up of 0.1 s a side a round was a third of
+        a short round's cost (docs/timing.md)."""
+        warmup_seconds = self.settings.warmup_seconds if index == 0 else 0.0
+        return replace(self.settings, budget_seconds=self.start(index), warmup_seconds=warmup_seconds)
 
     def enough(self, candidate_ms: list[float], columns_ms: dict[str, list[float]]) -> bool:
         """After a round (not the last): the columns have settled, or, past the required
