@@ -12,8 +12,8 @@
 # tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
-# patches' speedups), null-default and null-placed (issue 30's null candidates, batch; NULL_ARGS such as
-# "--target-rel-error 0.001 --problems level1/relu" or "--rounds 8"), fingerprint (what the digest of a
+# patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
+# "--target-rel-error 0.001 --problems level1/relu", "--rounds 8" or "--no-placed"), fingerprint (what the digest of a
 # call's inputs and output costs), throughput
 # (40 CUDA builds in a run).
 set -u
@@ -45,9 +45,9 @@ run_step() {
         experts) timeout "$limit" "$PY" benchmarks/repo_experts.py --out "$WORK/experts.json" ;;
         null-default) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch ${NULL_ARGS:-} \
             --out "$WORK/null-default.jsonl" ;;
-        null-placed) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode batch --placed --rounds 3 \
-            --max-rounds 12 ${NULL_ARGS:-} --out "$WORK/null-placed.jsonl" ;;
-        throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 \
+        null-fresh) timeout "$limit" "$PY" benchmarks/null_candidates.py --mode fresh ${NULL_ARGS:-} \
+            --out "$WORK/null-fresh.jsonl" ;;
+        throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 ${THROUGHPUT_ARGS:-} \
             --baseline eager --out "$WORK/throughput.json" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;

@@ -7,12 +7,13 @@ each scored twice by independent evaluations. The report gives, for the verdict'
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
-        [--rounds N] [--placed] [--max-rounds M --target 0.0025] [--min-calls N] [--target-rel-error E]
+        [--rounds N] [--placed | --no-placed] [--max-rounds M --target 0.0025] [--min-calls N] [--target-rel-error E]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 
 The report also gives what issue 30 asks of a protocol: the two scores of each problem, how far apart
 (``|ln(s1 / s2)|``, median and p90 over the problems), and the median wall time per evaluation by level.
-``--placed`` times with a new placement of every buffer per round (TimingSettings.new_placement_per_round)
+``--placed`` (``--no-placed``) times with (without) a new placement of every buffer per round
+(TimingSettings.new_placement_per_round; without, as the default protocol)
 and ``--rounds`` sets the rounds: the protocol each row was judged with is kept in the row.
 """
 
@@ -252,7 +253,9 @@ def main() -> None:
     parser.add_argument("--mode", choices=["fresh", "batch", "ab"], default="fresh",
                         help="fresh: one at a time; batch: evaluate_many with workers ahead; ab: both, in turn")
     parser.add_argument("--rounds", type=int, default=TimingSettings.rounds, help="rounds of the protocol")
-    parser.add_argument("--placed", action="store_true", help="a new placement of the buffers every round")
+    parser.add_argument("--placed", action=argparse.BooleanOptionalAction,
+                        default=TimingSettings.new_placement_per_round,
+                        help="a new placement of the buffers every round (default: as the default protocol)")
     parser.add_argument("--max-rounds", type=int, default=0,
                         help="more rounds, up to this many, until the rounds' speedups agree (0: --rounds always)")
     parser.add_argument("--target", type=float, default=TimingSettings.target_speedup_error,

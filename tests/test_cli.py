@@ -5,6 +5,8 @@ import sys
 import pytest
 from conftest import PROBLEM, SOLUTIONS
 
+from kbench.judge.timing import TimingSettings
+
 KEYS = {"problem", "device", "status", "correct", "reason", "runtime_ms", "baselines", "speedup"}
 
 
@@ -72,7 +74,7 @@ def test_eval_off_a_terminal_shows_progress_on_request_says_cpu_and_does_not_wra
     assert steps[:5] == ["linear_tanh: loading the problem, building and loading the solution",
                          "linear_tanh: trial 1 of 2", "linear_tanh: checking trial 1 of 2",
                          "linear_tanh: trial 2 of 2", "linear_tanh: checking trial 2 of 2"], done.stderr
-    assert "linear_tanh: timing the solution, round 1 of 3" in steps
+    assert f"linear_tanh: timing the solution, round 1 of {TimingSettings.rounds}" in steps
     assert any(step.startswith("linear_tanh: timing the baselines (eager)") for step in steps)
     note = next(line for line in done.stdout.splitlines() if "note:" in line)
     assert note.endswith("check nothing about a GPU kernel's speed")  # on one line, though longer than 80 columns

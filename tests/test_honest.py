@@ -26,8 +26,11 @@ from kbench.judge.timing import TimingSettings
 from kbench.suite import find_problem
 
 # The exploit suite's short protocol (tests/test_exploits.py): every timed call is still
-# stamped by the judge's clock, so trusted-clock runs on each.
-FAST_TIMING = TimingSettings(warmup_calls=3, warmup_seconds=0.0, min_calls=5, max_calls=20, budget_seconds=1.0)
+# stamped by the judge's clock, so trusted-clock runs on each. Three rounds, not the default six:
+# a rule that rejects only what it sees in every round is easier to trip by chance in fewer, so
+# honest solutions face it at its strictest (the exploits face the default).
+FAST_TIMING = TimingSettings(warmup_calls=3, warmup_seconds=0.0, min_calls=5, max_calls=20, budget_seconds=1.0,
+                             rounds=3)
 SUBSET = [row for row in CORPUS if row.cpu_subset]
 LOAD_PROCESSES = 2
 

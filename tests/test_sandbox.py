@@ -25,7 +25,8 @@ from kbench.judge import sandbox
 from kbench.judge.timing import TimingSettings
 
 HERE = Path(__file__).parent
-FAST = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
+FAST = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
+                      rounds=2)  # what the sandbox lets a candidate do does not turn on the rounds
 SECRET = "sk-kbench-test-" + secrets.token_hex(8)
 
 ATTACKS = '''
