@@ -26,6 +26,8 @@ fi
 export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# Cores, not only CPUs: whether 16 CPUs are 8 cores with two threads each decides what builds beside an evaluation cost
+lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))' | tr -s ' '
 "$PY" -c "import os; from kbench.judge.sandbox import candidate_env; e = dict(os.environ)
 print('variables a candidate is not given:', ' '.join(sorted(set(e) - set(candidate_env(e)))))"
 

@@ -183,6 +183,32 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
                   f"{held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
 
 
+def split_between_pairs(judged: list[dict]) -> None:
+    """What a protocol splitting its rounds between two worker pairs would score, from each
+    problem's first two evaluations (two pairs of processes, started apart in time): the first
+    half of each one's rounds scored (eager's median round over the candidate's) and the two
+    log scores averaged, against one evaluation scoring all its rounds. Rounds share their
+    processes' offset; two pairs average two offsets, which more rounds of one pair never do."""
+    by_problem = defaultdict(list)
+    for r in judged:
+        rounds = r.get("rounds") or {}
+        if len(rounds.get("candidate") or []) >= 2 and len(rounds.get("eager") or []) >= 2:
+            by_problem[r["problem"]].append(rounds)
+    pairs = [each[:2] for each in by_problem.values() if len(each) >= 2]
+    if not pairs:
+        return
+    k = min(len(rounds[side]) for pair in pairs for rounds in pair for side in ("candidate", "eager"))
+
+    def score(rounds: dict, count: int) -> float:
+        return statistics.median(rounds["eager"][:count]) / statistics.median(rounds["candidate"][:count])
+
+    one = [score(rounds, k) for pair in pairs for rounds in pair]
+    split = [math.sqrt(score(a, k // 2) * score(b, k // 2)) for a, b in pairs]
+    print(f"  the rounds split between two worker pairs ({len(pairs)} problems judged twice): {k // 2} rounds in "
+          f"each of two evaluations, combined, err by {rms_log(split):.2%} (rms); one evaluation of {k} rounds by "
+          f"{rms_log(one):.2%}")
+
+
 def rms_log(speedups: list[float]) -> float:
     """The root mean square of ln(speedup): a null candidate's whole error, between processes included."""
     return math.sqrt(statistics.fmean(math.log(s) ** 2 for s in speedups))
@@ -246,6 +272,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
         print(f"  two scores of a problem differ by {statistics.median(differences):.2%} at the median, "
               f"{p90(differences):.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
     fewer_rounds(judged, between_sd)
+    split_between_pairs(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
