@@ -187,26 +187,42 @@ def split_between_pairs(judged: list[dict]) -> None:
     """What a protocol splitting its rounds between two worker pairs would score, from each
     problem's first two evaluations (two pairs of processes, started apart in time): the first
     half of each one's rounds scored (eager's median round over the candidate's) and the two
-    log scores averaged, against one evaluation scoring all its rounds. Rounds share their
-    processes' offset; two pairs average two offsets, which more rounds of one pair never do."""
+    log scores averaged, against one evaluation scoring all its rounds; and the two verdicts
+    averaged (twice the cost). Rounds share their processes' offset; two pairs average two
+    offsets, which more rounds of one pair never do."""
     by_problem = defaultdict(list)
     for r in judged:
         rounds = r.get("rounds") or {}
         if len(rounds.get("candidate") or []) >= 2 and len(rounds.get("eager") or []) >= 2:
-            by_problem[r["problem"]].append(rounds)
+            by_problem[r["problem"]].append(r)
     pairs = [each[:2] for each in by_problem.values() if len(each) >= 2]
     if not pairs:
         return
-    k = min(len(rounds[side]) for pair in pairs for rounds in pair for side in ("candidate", "eager"))
+    k = min(len(r["rounds"][side]) for pair in pairs for r in pair for side in ("candidate", "eager"))
 
-    def score(rounds: dict, count: int) -> float:
-        return statistics.median(rounds["eager"][:count]) / statistics.median(rounds["candidate"][:count])
+    def score(r: dict, count: int) -> float:
+        return statistics.median(r["rounds"]["eager"][:count]) / statistics.median(r["rounds"]["candidate"][:count])
 
-    one = [score(rounds, k) for pair in pairs for rounds in pair]
+    one = [score(r, k) for pair in pairs for r in pair]
     split = [math.sqrt(score(a, k // 2) * score(b, k // 2)) for a, b in pairs]
+    both = [math.sqrt(a["speedup"] * b["speedup"]) for a, b in pairs]
     print(f"  the rounds split between two worker pairs ({len(pairs)} problems judged twice): {k // 2} rounds in "
           f"each of two evaluations, combined, err by {rms_log(split):.2%} (rms); one evaluation of {k} rounds by "
-          f"{rms_log(one):.2%}")
+          f"{rms_log(one):.2%}; the two verdicts averaged by {rms_log(both):.2%}")
+
+
+def round_estimators(judged: list[dict]) -> None:
+    """The score's error had the verdict weighed every round alike, from the rounds' medians, rather
+    than pooling the calls (where a round with more calls, often a noisier one, weighs more)."""
+    with_rounds = [r["rounds"] for r in judged if len((r.get("rounds") or {}).get("candidate") or []) >= 2
+                   and len(r["rounds"]["candidate"]) == len(r["rounds"].get("eager") or [])]
+    if not with_rounds:
+        return
+    ratios = [[e / c for c, e in zip(rounds["candidate"], rounds["eager"])] for rounds in with_rounds]
+    scores = {"the median round ratio": [statistics.median(each) for each in ratios],
+              "the rounds' mean log ratio": [statistics.geometric_mean(each) for each in ratios]}
+    print(f"  the score from the rounds' medians instead of the pooled calls ({len(with_rounds)} evaluations), error "
+          "(rms): " + ", ".join(f"{name} {rms_log(values):.2%}" for name, values in scores.items()))
 
 
 def rms_log(speedups: list[float]) -> float:
@@ -273,6 +289,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
               f"{p90(differences):.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
     fewer_rounds(judged, between_sd)
     split_between_pairs(judged)
+    round_estimators(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
