@@ -170,7 +170,7 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
             scores, held, widths = [], 0, []
             for r in judged:
                 eager, candidate = r["rounds"]["eager"][:k], r["rounds"]["candidate"][:k]
-                score = statistics.median(eager) / statistics.median(candidate)
+                score = rounds_score(r, k)
                 low, high = rounds_interval([[e] for e in eager], [[c] for c in candidate])
                 low, high = widen(score, [min(low, score), max(high, score)], "cuda")
                 scores.append(score)
@@ -181,6 +181,11 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
                      f"(p90); " if differences else "")
             print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart}holds 1.0 in "
                   f"{held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
+
+
+def rounds_score(r: dict, count: int) -> float:
+    """Eager's median round over the candidate's, from the first ``count`` rounds of a row."""
+    return statistics.median(r["rounds"]["eager"][:count]) / statistics.median(r["rounds"]["candidate"][:count])
 
 
 def split_between_pairs(judged: list[dict]) -> None:
@@ -199,12 +204,8 @@ def split_between_pairs(judged: list[dict]) -> None:
     if not pairs:
         return
     k = min(len(r["rounds"][side]) for pair in pairs for r in pair for side in ("candidate", "eager"))
-
-    def score(r: dict, count: int) -> float:
-        return statistics.median(r["rounds"]["eager"][:count]) / statistics.median(r["rounds"]["candidate"][:count])
-
-    one = [score(r, k) for pair in pairs for r in pair]
-    split = [math.sqrt(score(a, k // 2) * score(b, k // 2)) for a, b in pairs]
+    one = [rounds_score(r, k) for pair in pairs for r in pair]
+    split = [math.sqrt(rounds_score(a, k // 2) * rounds_score(b, k // 2)) for a, b in pairs]
     both = [math.sqrt(a["speedup"] * b["speedup"]) for a, b in pairs]
     print(f"  the rounds split between two worker pairs ({len(pairs)} problems judged twice): {k // 2} rounds in "
           f"each of two evaluations, combined, err by {rms_log(split):.2%} (rms); one evaluation of {k} rounds by "
