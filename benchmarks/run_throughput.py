@@ -18,7 +18,8 @@ path's ``evaluate``, in the device threads: start and end), the builds ahead
 
 ``--schedule previous`` judges with the scheduling before issue 30 (every build submitted
 at once to ``--build-jobs`` threads, the device taking the solutions in the run's order),
-for a before and after on the same machine. The JSON holds the settings, the machine, a
+for a before and after on the same machine; ``--schedule ramp`` spreads the first builds'
+starts ``--ramp-seconds`` apart (``RampExecutor``), an experiment for an earlier first verdict. The JSON holds the settings, the machine, a
 row per solution (kind, build and evaluation intervals, verdict time, status) and the
 summary; it is written after every verdict (``complete`` false) and at the end, so a run
 cut off by a time limit keeps what it had.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import os
 import platform
@@ -209,6 +211,30 @@ class PreviousExecutor(LocalExecutor):
                 builds.shutdown(wait=False, cancel_futures=True)
 
 
+class RampExecutor(LocalExecutor):
+    """``LocalExecutor`` with the first builds' starts spread out, an experiment for issue 30's
+    first verdict: the i-th of the first ``build_slots`` builds starts ``i * ramp_seconds`` after
+    the first, so that the first runs nearly alone where builds started together slow each other
+    (on the H200 seven ended together after 80-88 s, 55 s alone), and the builds end apart rather
+    than at once; a slot, once its first build ends, goes on as before."""
+
+    ramp_seconds = 8.0
+
+    def map(self, items: Sequence[Any], run: Callable[[Any, str], Any], prebuild=None,
+            needs_build=None) -> Iterator[tuple[int, Any]]:
+        if prebuild is None:
+            return super().map(items, run, prebuild, needs_build)
+        slots, order = build_slots(self.build_jobs, len(self.devices)), itertools.count()
+
+        def ramped(item: Any, device: str) -> Any:
+            position = next(order)  # the builds' pool starts them in the items' order
+            if position < slots:
+                time.sleep(position * self.ramp_seconds)
+            return prebuild(item, device)
+
+        return super().map(items, run, ramped, needs_build)
+
+
 # ---------------------------------------------------------------- the summary
 
 def union_seconds(intervals: list[tuple[float, float]], start: float, end: float) -> float:
@@ -280,7 +306,10 @@ def main() -> None:
     parser.add_argument("--cuda", type=int, default=40, help="solutions that build ahead (load_inline)")
     parser.add_argument("--triton", type=int, default=0, help="Triton solutions (no build ahead)")
     parser.add_argument("--build-jobs", type=int, default=14, help="the user's bound on builds ahead")
-    parser.add_argument("--schedule", choices=("current", "previous"), default="current")
+    parser.add_argument("--schedule", choices=("current", "previous", "ramp"), default="current",
+                        help="previous: before issue 30; ramp: the first builds' starts spread out (--ramp-seconds)")
+    parser.add_argument("--ramp-seconds", type=float, default=RampExecutor.ramp_seconds,
+                        help="with --schedule ramp: between the starts of the first builds")
     parser.add_argument("--baseline", default=None, help="baseline columns, comma-separated (default: the run's)")
     parser.add_argument("--size", default="auto")
     parser.add_argument("--trials", type=int, default=judge.DEFAULT_TRIALS)
@@ -303,8 +332,10 @@ def main() -> None:
     )
     names = {sample.origin: sample.name for sample in plan.samples}
     by_sample = {(sample.problem_id, sample.index): sample.name for sample in plan.samples}
-    kind = PreviousExecutor if args.schedule == "previous" else LocalExecutor
+    kind = {"previous": PreviousExecutor, "ramp": RampExecutor}.get(args.schedule, LocalExecutor)
     executor = kind(devices, args.build_jobs)
+    if isinstance(executor, RampExecutor):
+        executor.ramp_seconds = args.ramp_seconds
 
     clock = Clock()
     judge.build = instrumented_build(clock, names)  # the run path builds ahead through judge.build
@@ -326,6 +357,7 @@ def main() -> None:
             "complete": complete,  # False: written after a verdict, the run still going
             "settings": {"devices": devices, "cuda": args.cuda, "triton": args.triton, "build_jobs": args.build_jobs,
                          "build_slots": build_slots(args.build_jobs, len(devices)), "schedule": args.schedule,
+                         "ramp_seconds": args.ramp_seconds if args.schedule == "ramp" else None,
                          "size": config.size, "trials": config.trials, "baselines": list(config.baselines),
                          "executor": executor.describe(), "cuda_arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST")},
             "machine": info,
