@@ -183,6 +183,14 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
                   f"{held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
 
 
+def with_rounds(judged: list[dict]) -> list[dict]:
+    """The rows that kept at least two rounds, as many on each side (older rows kept none)."""
+    def count(r: dict, side: str) -> int:
+        return len((r.get("rounds") or {}).get(side) or [])
+
+    return [r for r in judged if count(r, "candidate") == count(r, "eager") >= 2]
+
+
 def rounds_score(r: dict, count: int) -> float:
     """Eager's median round over the candidate's, from the first ``count`` rounds of a row."""
     return statistics.median(r["rounds"]["eager"][:count]) / statistics.median(r["rounds"]["candidate"][:count])
@@ -196,10 +204,8 @@ def split_between_pairs(judged: list[dict]) -> None:
     averaged (twice the cost). Rounds share their processes' offset; two pairs average two
     offsets, which more rounds of one pair never do."""
     by_problem = defaultdict(list)
-    for r in judged:
-        rounds = r.get("rounds") or {}
-        if len(rounds.get("candidate") or []) >= 2 and len(rounds.get("eager") or []) >= 2:
-            by_problem[r["problem"]].append(r)
+    for r in with_rounds(judged):
+        by_problem[r["problem"]].append(r)
     pairs = [each[:2] for each in by_problem.values() if len(each) >= 2]
     if not pairs:
         return
@@ -215,14 +221,13 @@ def split_between_pairs(judged: list[dict]) -> None:
 def round_estimators(judged: list[dict]) -> None:
     """The score's error had the verdict weighed every round alike, from the rounds' medians, rather
     than pooling the calls (where a round with more calls, often a noisier one, weighs more)."""
-    with_rounds = [r["rounds"] for r in judged if len((r.get("rounds") or {}).get("candidate") or []) >= 2
-                   and len(r["rounds"]["candidate"]) == len(r["rounds"].get("eager") or [])]
-    if not with_rounds:
+    kept = with_rounds(judged)
+    if not kept:
         return
-    ratios = [[e / c for c, e in zip(rounds["candidate"], rounds["eager"])] for rounds in with_rounds]
+    ratios = [[e / c for c, e in zip(r["rounds"]["candidate"], r["rounds"]["eager"])] for r in kept]
     scores = {"the median round ratio": [statistics.median(each) for each in ratios],
               "the rounds' mean log ratio": [statistics.geometric_mean(each) for each in ratios]}
-    print(f"  the score from the rounds' medians instead of the pooled calls ({len(with_rounds)} evaluations), error "
+    print(f"  the score from the rounds' medians instead of the pooled calls ({len(kept)} evaluations), error "
           "(rms): " + ", ".join(f"{name} {rms_log(values):.2%}" for name, values in scores.items()))
 
 
@@ -236,12 +241,8 @@ def round_spread(judged: list[dict]) -> float | None:
     candidate round median); its root mean square over the evaluations (None: no rounds kept).
     Beside the two scores' difference it says how much of the spread between evaluations a
     round already sees (what a round with a new placement would average away)."""
-    variances = []
-    for r in judged:
-        rounds = r.get("rounds") or {}
-        cand, eager = rounds.get("candidate") or [], rounds.get("eager") or []
-        if len(cand) == len(eager) >= 2:
-            variances.append(statistics.variance([math.log(e / c) for c, e in zip(cand, eager)]))
+    variances = [statistics.variance([math.log(e / c) for c, e in zip(r["rounds"]["candidate"], r["rounds"]["eager"])])
+                 for r in with_rounds(judged)]
     return math.sqrt(statistics.mean(variances)) if variances else None
 
 
