@@ -7,7 +7,7 @@
 #   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
 #   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' REPLAY_KINDS=experts bash benchmarks/gpu_checks.sh tasks-audit replays
 #
-# Steps: corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
+# Steps: build-scaling (N cold typical load_inline builds at once, for N in SCALING, default "1 4 8 14"), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
 # exploits (every GPU exploit and twin), gpu-tests (tests/test_gpu.py and the other GPU-marked
 # tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
@@ -27,7 +27,8 @@ export PYTHONPATH=src:/tmp/site PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}  # the GPU machine's Python; elsewhere PYTHON=.venv/bin/python
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Cores, not only CPUs: whether 16 CPUs are 8 cores with two threads each decides what builds beside an evaluation cost
-lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))' | tr -s ' '
+lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor)' | tr -s ' '
+lscpu -e=CPU,CORE,SOCKET,MAXMHZ 2>/dev/null | tr -s ' ' | paste -sd ';'  # which CPUs share a core
 "$PY" -c "import os; from kbench.judge.sandbox import candidate_env; e = dict(os.environ)
 print('variables a candidate is not given:', ' '.join(sorted(set(e) - set(candidate_env(e)))))"
 
@@ -51,9 +52,22 @@ run_step() {
             --out "$WORK/null-fresh.jsonl" ;;
         throughput) timeout "$limit" "$PY" benchmarks/run_throughput.py --cuda 40 --triton 0 --build-jobs 14 ${THROUGHPUT_ARGS:-} \
             --baseline eager --out "$WORK/throughput.json" ;;
+        build-scaling) cpu_clock_sampler & local sampler=$!
+            for n in ${SCALING:-1 4 8 14}; do
+                timeout "$limit" "$PY" benchmarks/build_time.py --rows "typical cold x N" --parallel "$n" \
+                    --budget 100000 --out "$WORK/build-scaling-$n.json"
+            done
+            kill "$sampler" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;
     esac
+}
+
+cpu_clock_sampler() {  # every 5 s: the CPUs' mean clock and the load, to see whether builds at once slow a core
+    while sleep 5; do
+        awk '/MHz/ {s += $4; n++} END {printf "cpu clock: mean %.0f MHz over %d CPUs; ", s / n, n}' /proc/cpuinfo
+        cut -d' ' -f1-3 /proc/loadavg
+    done
 }
 
 stamped() {  # each line with the time it was printed: where a step's time went

@@ -159,7 +159,7 @@ def instrumented_build(clock: Clock, names: dict[str, str]) -> Callable[..., Any
         clock.interval(clock.builds, name, "start")
         try:
             answer = original(solution, device, *args, **kwargs)
-            clock.interval(clock.builds, name, "end", ok=answer["ok"])
+            clock.interval(clock.builds, name, "end", ok=answer["ok"], import_s=answer.get("import_seconds"))
             return answer
         except BaseException:
             clock.interval(clock.builds, name, "end", ok=False)

@@ -1,5 +1,6 @@
 """Workers started ahead of need (kbench.judge.spares): what a batch of evaluations uses."""
 
+import queue
 from pathlib import Path
 
 import psutil
@@ -8,6 +9,8 @@ from conftest import PROBLEM, SOLUTIONS
 import kbench
 from kbench.judge import LocalExecutor
 from kbench.judge import evaluation as evaluation_module
+from kbench.judge import executor as executor_module
+from kbench.judge.executor import next_result
 from kbench.judge import spares as spares_module
 from kbench.judge.devices import candidate_build_dir
 from kbench.judge.sandbox import find_sandbox
@@ -78,3 +81,30 @@ def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch)
         assert psutil.STATUS_STOPPED not in {psutil.Process(w.process.pid).status() for w in spares.workers()}
     finally:
         spares.close()
+
+
+def test_a_device_thread_starts_its_spares_before_its_first_job_comes(monkeypatch):
+    """A run whose first solutions are still building: the first evaluation finds its workers started."""
+    seen = []
+
+    def run(job, device):
+        seen.append(len(spares_module.current(device, find_sandbox()).workers()))
+        return job
+
+    results = queue.Queue()
+    threads = LocalExecutor(["cpu"], ahead=True).threads(run, results)
+    try:
+        threads.submit("the first job")
+        assert threads.received(next_result(results)[1]) == "the first job"
+    finally:
+        threads.close()
+    assert seen == [2 * spares_module.PAIRS_AHEAD]
+
+
+def test_without_a_sandbox_no_spares_are_kept_ahead(monkeypatch):
+    """Spares are sandboxed: a batch judged without the sandbox never takes them, so none start."""
+    made = []
+    monkeypatch.setattr(executor_module, "LocalExecutor", lambda devices, build_jobs, ahead: made.append(ahead))
+    executor_module.evaluate_many([(PROBLEM, SOLUTIONS / "honest_triton.py")], ["cpu"], sandbox=False)
+    executor_module.evaluate_many([(PROBLEM, SOLUTIONS / "honest_triton.py")], ["cpu"])
+    assert made == [False, None]  # None: the executor's default, ahead on GPUs

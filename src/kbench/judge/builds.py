@@ -32,7 +32,9 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
     own process) while each GPU measures one candidate at a time. A build is
     background work (kbench.judge.background): stopped while any evaluation of
     this process times anything, and ``timeout`` does not count that time.
-    Returns ``{"ok": bool, "seconds": float, "error": str | None}``.
+    Returns ``{"ok": bool, "seconds": float, "import_seconds": float | None, "error": str | None}``:
+    ``seconds`` from the call, the worker's start included; ``import_seconds`` the solution's
+    import in the worker (its compile), where the worker answered.
     """
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
     device = resolve_device(device)
@@ -47,7 +49,8 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
                 answer = _answer(worker, held, {"op": "build", "solution_path": str(path)}, started + timeout)
             except WorkerLost as lost:
                 answer = {"ok": False, "error": lost.detail}
-    return {"ok": answer["ok"], "seconds": time.monotonic() - started, "error": answer.get("error")}
+    return {"ok": answer["ok"], "seconds": time.monotonic() - started, "import_seconds": answer.get("import_seconds"),
+            "error": answer.get("error")}
 
 
 RECHECK_SECONDS = 1.0

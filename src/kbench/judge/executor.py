@@ -167,6 +167,8 @@ class DeviceThreads:
 
     def _work(self, device: str) -> None:
         with spares.ahead() if self.ahead else contextlib.nullcontext():
+            if self.ahead:
+                spares.start_ahead(device)
             while (job := self._todo.get()) is not self._STOP:
                 try:
                     result = self.run(job, device)
@@ -195,9 +197,10 @@ def next_result(finished: queue.Queue) -> Any:
 
 
 def make_executor(executor: str | Executor = "local", devices: Sequence[str] | None = None, build_jobs: int = 0,
-                  address: str | None = None) -> Executor:
+                  address: str | None = None, sandbox: bool = True) -> Executor:
     """An executor by name: ``local`` on ``devices`` (default: every local GPU, else the
-    CPU), or ``ray`` (joining the cluster at ``address``, else starting a local Ray
+    CPU; spare workers ahead on GPUs, unless the evaluations run without ``sandbox``, where
+    spares are never taken), or ``ray`` (joining the cluster at ``address``, else starting a local Ray
     instance), where ``devices`` only says the kind (cpu or cuda: Ray picks the GPUs).
     An executor already made is returned as it is."""
     if not isinstance(executor, str):
@@ -207,7 +210,7 @@ def make_executor(executor: str | Executor = "local", devices: Sequence[str] | N
     if executor == "local":
         if address is not None:
             raise ValueError("an address is for the ray executor")
-        return LocalExecutor(devices, build_jobs)
+        return LocalExecutor(devices, build_jobs, ahead=None if sandbox else False)
     if executor == "ray":
         from kbench.judge.ray_executor import RayExecutor
 
@@ -251,7 +254,7 @@ def evaluate_many(
     if unknown:
         raise TypeError(f"evaluate_many() got options that evaluate() does not take: {', '.join(unknown)}")
     jobs = [(_problem(problem), _solution(solution)) for problem, solution in pairs]
-    chosen = make_executor(executor, devices, build_jobs, address)
+    chosen = make_executor(executor, devices, build_jobs, address, sandbox=options.get("sandbox", True))
     return _evaluated(chosen, jobs, options)
 
 

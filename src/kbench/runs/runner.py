@@ -357,7 +357,7 @@ def execute(
     the one before), evaluations run in executor threads and this thread stores each
     verdict as it comes; the session's manifest records how (``Manifest.executor``)."""
     if executor is None and (devices or build_jobs or config.device.startswith("cuda")):
-        executor = judge.LocalExecutor(devices or [config.device], build_jobs)
+        executor = judge.LocalExecutor(devices or [config.device], build_jobs, ahead=None if config.sandbox else False)
     session = open_run(store, name, config, plan, manifest, executor.describe() if executor else None)
     finished = {
         (e.problem_id, e.sample_index): e for e in store.evaluations(name) if e.status not in RETRIED_STATUSES
