@@ -7,7 +7,8 @@
 #   bash benchmarks/gpu_checks.sh STEP[:SECONDS] ...     e.g.  corpus:560 tasks-audit:300 replays:280
 #   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' REPLAY_KINDS=experts bash benchmarks/gpu_checks.sh tasks-audit replays
 #
-# Steps: build-scaling (N cold typical load_inline builds at once, for N in SCALING, default "1 4 8 14"), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
+# Steps: build-scaling (N cold typical load_inline builds at once, for N in SCALING, default "1 4 8 14"),
+# build-paths (one solution built plainly, by the judge, sandboxed; alone and 7 at once: BUILD_PATHS_ARGS), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
 # exploits (every GPU exploit and twin), gpu-tests (tests/test_gpu.py and the other GPU-marked
 # tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
@@ -58,6 +59,7 @@ run_step() {
                     --budget 100000 --out "$WORK/build-scaling-$n.json"
             done
             kill "$sampler" ;;
+        build-paths) timeout "$limit" "$PY" benchmarks/build_paths.py ${BUILD_PATHS_ARGS:-} --out "$WORK/build-paths.json" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;
     esac
