@@ -50,6 +50,7 @@ import torch
 import kbench
 from kbench import judge
 from kbench.judge.builds import available_cpus, build_slots, needs_build
+from kbench.judge import executor as executor_module
 from kbench.judge.devices import resolve_device
 from kbench.judge.executor import LocalExecutor, next_result
 from kbench.runs import runner
@@ -310,12 +311,17 @@ def main() -> None:
                         help="previous: before issue 30; ramp: the first builds' starts spread out (--ramp-seconds)")
     parser.add_argument("--ramp-seconds", type=float, default=RampExecutor.ramp_seconds,
                         help="with --schedule ramp: between the starts of the first builds")
+    parser.add_argument("--slots", type=int, default=None,
+                        help="builds at once, in place of build_slots's count (an experiment on the count)")
     parser.add_argument("--baseline", default=None, help="baseline columns, comma-separated (default: the run's)")
     parser.add_argument("--size", default="auto")
     parser.add_argument("--trials", type=int, default=judge.DEFAULT_TRIALS)
     parser.add_argument("--keep", type=Path, default=None, help="a directory to keep the solutions and the store in")
     args = parser.parse_args()
 
+    if args.slots:
+        global build_slots
+        build_slots = executor_module.build_slots = lambda build_jobs, devices, cpus=None: args.slots
     device = resolve_device(args.device)
     devices = [resolve_device(f"cuda:{i}") for i in args.gpus.split(",")] if args.gpus else [device]
     tag = uuid.uuid4().hex[:12]
