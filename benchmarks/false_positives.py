@@ -131,7 +131,8 @@ def judge(rows: list[Honest], args: argparse.Namespace):
     if args.fast_timing:
         options["timing"] = FAST_TIMING
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
-    prebuild = lambda item, device: build(Solution.from_file(item[0].path), device)  # noqa: E731
+    prebuild = lambda item, device: build(Solution.from_file(item[0].path), device,  # noqa: E731
+                                          problem=find_problem(item[0].problem), size=args.size)
     worth_building = lambda item: needs_build(item[0].path.read_text())  # noqa: E731 - Triton ones go at once
     for index, verdict in executor.map(jobs, lambda item, device: evaluate_or_say_why(item, device, options),
                                        prebuild, worth_building):

@@ -160,7 +160,8 @@ def instrumented_build(clock: Clock, names: dict[str, str]) -> Callable[..., Any
         clock.interval(clock.builds, name, "start")
         try:
             answer = original(solution, device, *args, **kwargs)
-            clock.interval(clock.builds, name, "end", ok=answer["ok"], import_s=answer.get("import_seconds"))
+            clock.interval(clock.builds, name, "end", ok=answer["ok"], import_s=answer.get("import_seconds"),
+                           init_s=answer.get("init_seconds"))
             return answer
         except BaseException:
             clock.interval(clock.builds, name, "end", ok=False)

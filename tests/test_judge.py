@@ -129,6 +129,39 @@ def test_build_only_imports_and_reports_compile_errors():
     assert failed["ok"] is False and "SyntaxError" in failed["error"]
 
 
+BUILDS_IN_INIT = """
+import os, pathlib, torch
+
+class ModelNew(torch.nn.Module):  # as a solution that calls load_inline in __init__, leaving what it built
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        if in_features <= 0:
+            raise ValueError("the problem's init inputs did not reach the model")
+        built = pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"]) / "built_in_init"
+        built.mkdir(parents=True, exist_ok=True)
+        (built / "extension.so").write_text(f"{in_features}x{out_features}")
+
+    def forward(self, x):
+        return x
+"""
+
+
+def test_a_build_given_the_problem_makes_the_model_so_what_init_compiles_is_built_ahead(tmp_path, monkeypatch):
+    from kbench.judge import build
+    from kbench.judge.devices import candidate_build_dir
+    from kbench.suite import find_problem
+
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
+    problem = find_problem(PROBLEM)
+    imported_only, made = (kbench.Solution(source=f"# {name}\n{BUILDS_IN_INIT}") for name in ("imported", "made"))
+    assert build(imported_only, "cpu")["ok"] is True
+    assert not (candidate_build_dir(imported_only.sha256) / "torch_extensions" / "built_in_init").exists()
+    answer = build(made, "cpu", problem=problem)
+    assert answer["ok"] is True and answer["init_seconds"] is not None, answer
+    built = candidate_build_dir(made.sha256) / "torch_extensions" / "built_in_init" / "extension.so"
+    assert built.read_text() == "64x48"  # the problem's own init inputs
+
+
 def test_build_directories_are_keyed_by_source_and_toolchain(monkeypatch):
     """Two solutions whose extensions share a name (models often call theirs relu_cuda) never
     share a build, judged A, B, A each finds its own again; another torch or compiler builds anew."""

@@ -19,26 +19,34 @@ from kbench.judge.background import BACKGROUND, Held
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import DEFAULT_TIMEOUT
 from kbench.judge.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.reference import load_message
 from kbench.judge.sandbox import find_sandbox
+from kbench.suite.problem import Problem, resolve_size
 
 
 def build(solution: Solution | str | Path, device: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-          *, sandbox: bool = True) -> dict[str, Any]:
+          *, sandbox: bool = True, problem: Problem | None = None, size: str = "auto",
+          dtype: str = "float32") -> dict[str, Any]:
     """Import a solution in a fresh candidate worker (sandboxed, as in ``evaluate``),
     so that ``load_inline`` and the like compile into its build cache; a later
-    ``evaluate`` of the same source then loads it warm.
+    ``evaluate`` of the same source then loads it warm. With ``problem`` (at ``size``
+    and ``dtype``, as the evaluation will judge it), the worker also makes the model, on
+    the CPU: a solution that compiles in ``ModelNew.__init__`` is built ahead too (on
+    the H200 one held the GPU 62 s in its evaluation's load while built solutions
+    waited, docs/judge.md "Builds ahead").
 
     Builds are CPU work: run many at once (threads suffice, each build is its
     own process) while each GPU measures one candidate at a time. A build is
     background work (kbench.judge.background): stopped while any evaluation of
     this process times anything, and ``timeout`` does not count that time.
-    Returns ``{"ok": bool, "seconds": float, "import_seconds": float | None, "error": str | None}``:
-    ``seconds`` from the call, the worker's start included; ``import_seconds`` the solution's
-    import in the worker (its compile), where the worker answered.
+    Returns ``{"ok", "seconds", "import_seconds", "init_seconds", "error"}``: ``seconds``
+    from the call, the worker's start included; the solution's import and its model's
+    making in the worker (where the worker answered; None otherwise).
     """
     solution = solution if isinstance(solution, Solution) else Solution.from_file(solution)
     device = resolve_device(device)
     confinement = find_sandbox() if sandbox else None
+    problem_fields = load_message(problem, device, resolve_size(size, device), BUILD_INIT_SEED, dtype) if problem else {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kbench-build-") as tmp:
         path = Path(tmp) / "solution.py"
@@ -46,14 +54,16 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
         with candidate_worker(device, solution.sha256, Path(tmp), confinement) as worker, \
                 BACKGROUND.running(worker) as held:
             try:
-                answer = _answer(worker, held, {"op": "build", "solution_path": str(path)}, started + timeout)
+                answer = _answer(worker, held, {**problem_fields, "op": "build", "solution_path": str(path)},
+                                 started + timeout)
             except WorkerLost as lost:
                 answer = {"ok": False, "error": lost.detail}
     return {"ok": answer["ok"], "seconds": time.monotonic() - started, "import_seconds": answer.get("import_seconds"),
-            "error": answer.get("error")}
+            "init_seconds": answer.get("init_seconds"), "error": answer.get("error")}
 
 
 RECHECK_SECONDS = 1.0
+BUILD_INIT_SEED = 0  # the model a build makes is dropped: any seed builds what its __init__ builds
 
 
 def _answer(worker: Worker, held: Held, message: dict[str, Any], deadline: float) -> dict[str, Any]:

@@ -268,7 +268,8 @@ def _evaluated(chosen: Executor, jobs: list[tuple[Problem, Solution]], options: 
     yield from chosen.map(
         jobs,
         lambda pair, device: evaluate(pair[0], pair[1], device, **options),
-        lambda pair, device: build(pair[1], device, sandbox=sandbox),
+        lambda pair, device: build(pair[1], device, sandbox=sandbox, problem=pair[0], size=options.get("size", "auto"),
+                                   dtype=options.get("dtype", "float32")),
         lambda pair: needs_build(pair[1].source),
     )
 

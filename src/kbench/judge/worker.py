@@ -116,10 +116,7 @@ class Session:
             if self.device.type == "cuda":
                 torch.cuda.set_device(self.device)
             pinned = state.pin()
-            self.problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
-                                   dtype_sizes=msg.get("dtype_sizes", {}), source=msg["problem_source"])
-            if hashlib.sha256(self.problem.source.encode()).hexdigest() != self.problem.sha256:
-                raise Failure("problem", "the problem's source does not match its hash")
+            self.problem = _problem(msg)
             self.judged_dtype = msg.get("dtype", "float32")
         own_code = msg["role"] == "candidate" and bool(msg.get("import_path"))  # kbench.judge.sides
         sys.path[:0] = [msg["import_path"]] if msg.get("import_path") else []
@@ -188,11 +185,22 @@ class Session:
         return model
 
     def build(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """Only import the solution: compiles what it compiles (into the shared
-        cache) without touching a device, so builds can run in a pool."""
+        """Import the solution and, given the problem (``load``'s fields), make its model
+        on the CPU from ``get_init_inputs()``: compiles what the solution compiles at
+        import or in ``__init__`` (into the shared cache) without a device's memory, so
+        builds can run in a pool; what it compiles at its first call is left to the
+        evaluation. The model is dropped; the evaluation makes its own."""
         started = time.monotonic()
-        _import_solution(Path(msg["solution_path"]))
-        return {"ok": True, "import_seconds": time.monotonic() - started}
+        model_class = _import_solution(Path(msg["solution_path"]))
+        imported = time.monotonic()
+        if "problem_source" in msg:
+            with phase("problem"):
+                module = import_problem(_problem(msg), msg["size"], msg.get("dtype", "float32"))
+                init_inputs = _seeded(msg["init_seed"], module.get_init_inputs)
+            with phase("init"):
+                torch.manual_seed(msg["init_seed"])
+                model_class(*init_inputs)
+        return {"ok": True, "import_seconds": imported - started, "init_seconds": time.monotonic() - imported}
 
     def inputs(self, seed: int) -> list[Any]:
         """The problem's inputs for ``seed``, on the device.
@@ -369,6 +377,15 @@ def _work_counts(module: Any) -> dict[str, float | None]:
         except Exception:
             counts[key] = None
     return counts
+
+
+def _problem(msg: dict[str, Any]) -> Problem:
+    """The problem a ``load`` (or ``build``) names, checked against its hash."""
+    problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
+                      dtype_sizes=msg.get("dtype_sizes", {}), source=msg["problem_source"])
+    if hashlib.sha256(problem.source.encode()).hexdigest() != problem.sha256:
+        raise Failure("problem", "the problem's source does not match its hash")
+    return problem
 
 
 def _import_solution(path: Path) -> Any:

@@ -398,7 +398,8 @@ def judge_each(todo: list[tuple[Problem, SampleRecord]], evaluate: Evaluate, con
         return judge_sample(evaluate, replace(config, device=device), job[0], job[1], session)
 
     def build_ahead(job: tuple[Problem, SampleRecord], device: str) -> None:
-        judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), device, sandbox=config.sandbox)
+        judge.build(Solution(source=job[1].source, path=Path(job[1].origin)), device, sandbox=config.sandbox,
+                    problem=job[0], size=config.size, dtype=config.dtype)
 
     def worth_building(job: tuple[Problem, SampleRecord]) -> bool:
         return judge.needs_build(job[1].source)
