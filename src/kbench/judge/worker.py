@@ -10,7 +10,8 @@ Commands:
 - ``load``: import the problem (and for a candidate, the solution, with the
   runtime guard's snapshot taken first), build the model from
   ``get_init_inputs()`` under the shared init seed, on the device;
-- ``build``: only import the solution (warms the extension cache);
+- ``build``: import the solution and, given the problem, make its model on the
+  CPU (warms the extension cache; kbench.judge.builds);
 - ``resize``: the problem at another size and a new model for it;
 - ``calls``: a series of calls driven by the judge (kbench.judge.calls): for
   each, the worker asks for the next order: a seed (draw the inputs, make one
@@ -40,8 +41,6 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import hashlib
-import importlib.util
 import io
 import os
 import random
@@ -54,10 +53,12 @@ from typing import Any
 
 import torch
 
-from kbench.core.versions import package_version
 from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
 from kbench.judge.devices import device_name
 from kbench.judge.failure import Failure, phase
+from kbench.judge.loading import (
+    cast, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
+)
 from kbench.judge.guard import captures
 from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.outputs import (
@@ -106,7 +107,7 @@ class Session:
     @property
     def dtype(self) -> torch.dtype | None:
         """What models and floating-point inputs are cast to; None: the file as written (float32)."""
-        return _dtype(self.judged_dtype)
+        return dtype_named(self.judged_dtype)
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
@@ -116,7 +117,7 @@ class Session:
             if self.device.type == "cuda":
                 torch.cuda.set_device(self.device)
             pinned = state.pin()
-            self.problem = _problem(msg)
+            self.problem = problem_from(msg)
             self.judged_dtype = msg.get("dtype", "float32")
         own_code = msg["role"] == "candidate" and bool(msg.get("import_path"))  # kbench.judge.sides
         sys.path[:0] = [msg["import_path"]] if msg.get("import_path") else []
@@ -128,7 +129,7 @@ class Session:
         self.column = msg.get("column") if msg["role"] == "reference" else None
         if msg["role"] == "candidate" and not own_code:  # with code of its own, the problem's Model is the candidate
             self._watch()
-            self.model_class = _import_solution(Path(msg["solution_path"]))
+            self.model_class = import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
         self.shares = msg["role"] == "candidate" and self.handles is not None and vmm.available(self.device)
@@ -137,9 +138,9 @@ class Session:
             "import_seconds": imported - started,
             "init_seconds": time.monotonic() - imported,
             "device_name": device_name(self.device),
-            "versions": _versions(msg.get("requires", [])),
+            "versions": versions(msg.get("requires", [])),
             "settings": pinned,
-            "work": _work_counts(self.problem_module),
+            "work": work_counts(self.problem_module),
             "findings": self._findings(self.guard.state_findings() if self.guard else []),
         }
 
@@ -159,7 +160,7 @@ class Session:
         if from_problem:
             self.model_class = self.problem_module.Model
         self._build_model(msg["init_seed"])
-        return {"ok": True, "work": _work_counts(self.problem_module)}
+        return {"ok": True, "work": work_counts(self.problem_module)}
 
     def _build_model(self, init_seed: int) -> None:
         self.model = None  # the previous model's memory is free before the next is built
@@ -173,8 +174,8 @@ class Session:
         ``init_seed``, on the device, in the judged dtype (the audit builds its
         other-seed and float64 models with it too)."""
         with phase("problem"):
-            init_inputs = _seeded(init_seed, self.problem_module.get_init_inputs)
-            init_inputs = [_to_device(x, self.device) for x in init_inputs]
+            init_inputs = seeded(init_seed, self.problem_module.get_init_inputs)
+            init_inputs = [to_device(x, self.device) for x in init_inputs]
         with phase("init"):
             torch.manual_seed(init_seed)
             random.seed(init_seed)
@@ -191,12 +192,12 @@ class Session:
         builds can run in a pool; what it compiles at its first call is left to the
         evaluation. The model is dropped; the evaluation makes its own."""
         started = time.monotonic()
-        model_class = _import_solution(Path(msg["solution_path"]))
+        model_class = import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         if "problem_source" in msg:
             with phase("problem"):
-                module = import_problem(_problem(msg), msg["size"], msg.get("dtype", "float32"))
-                init_inputs = _seeded(msg["init_seed"], module.get_init_inputs)
+                module = import_problem(problem_from(msg), msg["size"], msg.get("dtype", "float32"))
+                init_inputs = seeded(msg["init_seed"], module.get_init_inputs)
             with phase("init"):
                 torch.manual_seed(msg["init_seed"])
                 model_class(*init_inputs)
@@ -210,8 +211,8 @@ class Session:
         the CPU takes seconds, and every process draws the same values.
         """
         with phase("problem"), torch.device(self.device):
-            raw = _seeded(seed, self.problem_module.get_inputs)
-            return [_cast(_to_device(x, self.device), self.dtype) for x in raw]
+            raw = seeded(seed, self.problem_module.get_inputs)
+            return [cast(to_device(x, self.device), self.dtype) for x in raw]
 
     def forward(self, args: list[Any]) -> Any:
         with phase("forward"):
@@ -366,74 +367,6 @@ class Session:
     def _sync(self) -> None:
         if self.device.type == "cuda":
             timing._cuda_sync(self.device)
-
-
-def _work_counts(module: Any) -> dict[str, float | None]:
-    """The problem's declared operation and byte counts at this size, where it declares them."""
-    counts: dict[str, float | None] = {}
-    for key, function in (("flops", "kbench_flops"), ("bytes", "kbench_bytes")):
-        try:
-            counts[key] = float(getattr(module, function)())
-        except Exception:
-            counts[key] = None
-    return counts
-
-
-def _problem(msg: dict[str, Any]) -> Problem:
-    """The problem a ``load`` (or ``build``) names, checked against its hash."""
-    problem = Problem(Path(msg["problem_path"]), "", "", None, msg["problem_sha256"], msg["small"],
-                      dtype_sizes=msg.get("dtype_sizes", {}), source=msg["problem_source"])
-    if hashlib.sha256(problem.source.encode()).hexdigest() != problem.sha256:
-        raise Failure("problem", "the problem's source does not match its hash")
-    return problem
-
-
-def _import_solution(path: Path) -> Any:
-    """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise."""
-    with phase("build"):
-        spec = importlib.util.spec_from_file_location("kbench_solution", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["kbench_solution"] = module
-        spec.loader.exec_module(module)
-    model_class = getattr(module, "ModelNew", None)
-    if model_class is None:
-        raise Failure("build", "the solution defines no ModelNew")
-    if not (isinstance(model_class, type) and issubclass(model_class, torch.nn.Module)):
-        raise Failure("build", "ModelNew is not a subclass of torch.nn.Module")
-    return model_class
-
-
-def _seeded(seed: int, make: Any) -> list[Any]:
-    torch.manual_seed(seed)
-    random.seed(seed)
-    return list(make())
-
-
-def _to_device(x: Any, device: torch.device) -> Any:
-    return x.to(device) if isinstance(x, torch.Tensor) else x
-
-
-def _dtype(name: str) -> torch.dtype | None:
-    """The dtype a problem is judged in; None for float32, the file as written."""
-    return None if name == "float32" else getattr(torch, name)
-
-
-def _cast(x: Any, dtype: torch.dtype | None) -> Any:
-    """Floating-point inputs in the judged dtype; integers (indices, targets) stay as drawn."""
-    if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
-        return x.to(dtype)
-    return x
-
-
-def _versions(requires: list[str]) -> dict[str, str | None]:
-    """Versions of what computes the reference: also of the modules the problem
-    requires (a transformers block's weights depend on the transformers version)."""
-    return {
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        **{name: package_version(name) for name in ["triton", *requires]},
-    }
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
