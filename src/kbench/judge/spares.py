@@ -14,8 +14,9 @@ same path, so a build made in one sandbox is up to date in the next), and
 afterwards a build it made becomes that cache if there was none. A solution
 can only ever fill its own cache, as before.
 
-Two pairs are kept starting (``PAIRS_AHEAD``); a new one starts when one is
-taken, at an evaluation's start: its start (CPU work, and a CUDA context)
+Two pairs are kept starting (``PAIRS_AHEAD``), the first two as soon as a device
+thread starts (``start_ahead``: a run waiting for its first builds then has them
+ready); a new one starts when one is taken, at an evaluation's start: its start (CPU work, and a CUDA context)
 overlaps the untimed parts of the next two evaluations (start, trials, end),
 and is stopped (SIGSTOP) while any evaluation times the candidate or the
 baselines, with the builds ahead (kbench.judge.background); an evaluation

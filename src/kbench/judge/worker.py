@@ -56,11 +56,11 @@ import torch
 from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
 from kbench.judge.devices import device_name
 from kbench.judge.failure import Failure, phase
+from kbench.judge.guard import captures
+from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.loading import (
     cast, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
 )
-from kbench.judge.guard import captures
-from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.outputs import (
     check_saved_call,
     copy_packed,
