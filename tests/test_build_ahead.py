@@ -242,3 +242,20 @@ def test_a_build_is_recognised_however_the_builder_is_imported():
 
 def _examples() -> list[Path]:
     return sorted(Path(examples_path[0]).glob("*.py"))
+
+
+def test_a_batch_builds_ahead_with_the_problem_size_and_dtype_its_evaluation_will_judge(monkeypatch):
+    """So that a solution compiling in ``ModelNew.__init__`` is built ahead, not on the device."""
+    from conftest import PROBLEM
+
+    import kbench
+    from kbench.judge import executor as executor_module
+
+    built = []
+    monkeypatch.setattr(executor_module, "build", lambda solution, device, **kwargs: built.append(kwargs))
+    monkeypatch.setattr(executor_module, "evaluate", lambda problem, solution, device, **options: "judged")
+    solution = kbench.Solution(source="from torch.utils.cpp_extension import load_inline\n")
+    verdicts = dict(executor_module.evaluate_many([(PROBLEM, solution)], ["cpu"], build_jobs=1, size="small",
+                                                  dtype="bfloat16"))
+    assert verdicts == {0: "judged"}
+    assert [(k["problem"].path, k["size"], k["dtype"]) for k in built] == [(PROBLEM, "small", "bfloat16")]

@@ -563,3 +563,18 @@ def test_a_run_on_a_gpu_measures_the_compile_column_unless_told_otherwise(tmp_pa
     assert runner.run_config(plan, device="cuda:0", **common).baselines == ("eager", "compile")
     assert runner.run_config(plan, device="cpu", **common).baselines == ("eager",)
     assert runner.run_config(plan, device="cuda:0", baselines=("eager",), **common).baselines == ("eager",)
+
+
+def test_a_run_builds_ahead_with_each_solutions_problem_at_the_runs_size_and_dtype(tmp_path, monkeypatch):
+    """So that a solution compiling in ``ModelNew.__init__`` is built ahead, not on the device."""
+    problems, solutions = setup_run(tmp_path, names=["p1", "p2"], marks={"p1": "correct 2.0", "p2": "correct 1.5"})
+    (solutions / "p1.py").write_text((solutions / "p1.py").read_text() + "# load_inline\n")  # p1 builds, p2 not
+    built = []
+    monkeypatch.setattr(judge, "build", lambda solution, device, **kwargs: built.append(kwargs))
+    plan = runner.plan_replay(runner.select_problems([str(problems)]), solutions)
+    config = runner.run_config(plan, selection=[str(problems)], solutions=solutions, device="cpu", size="small",
+                               trials=5, timeout=300.0, dtype="bfloat16")
+    with Store(tmp_path / "kbench.db") as store:
+        runner.execute(store, "r", config, plan, evaluate=FakeJudge(), manifest=manifest_for(config),
+                       devices=["cpu"], build_jobs=1)
+    assert [(k["problem"].id, k["size"], k["dtype"]) for k in built] == [("level1/p1", "small", "bfloat16")]
