@@ -14,9 +14,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import PROBLEM
 from honest.corpus import CORPUS, HERE
 
+import kbench
 from kbench.judge import builds as builds_module
+from kbench.judge import executor as executor_module
 from kbench.judge.builds import build_slots, needs_build
 from kbench.judge.executor import LocalExecutor
 from kbench.suite.examples import __path__ as examples_path
@@ -246,11 +249,6 @@ def _examples() -> list[Path]:
 
 def test_a_batch_builds_ahead_with_the_problem_size_and_dtype_its_evaluation_will_judge(monkeypatch):
     """So that a solution compiling in ``ModelNew.__init__`` is built ahead, not on the device."""
-    from conftest import PROBLEM
-
-    import kbench
-    from kbench.judge import executor as executor_module
-
     built = []
     monkeypatch.setattr(executor_module, "build", lambda solution, device, **kwargs: built.append(kwargs))
     monkeypatch.setattr(executor_module, "evaluate", lambda problem, solution, device, **options: "judged")

@@ -83,7 +83,7 @@ def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch)
         spares.close()
 
 
-def test_a_device_thread_starts_its_spares_before_its_first_job_comes(monkeypatch):
+def test_a_device_thread_starts_its_spares_before_its_first_job_comes():
     """A run whose first solutions are still building: the first evaluation finds its workers started."""
     seen = []
 

@@ -192,15 +192,13 @@ class Session:
         builds can run in a pool; what it compiles at its first call is left to the
         evaluation. The model is dropped; the evaluation makes its own."""
         started = time.monotonic()
-        model_class = import_solution(Path(msg["solution_path"]))
+        self.model_class = import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
-        if "problem_source" in msg:
+        if "problem_source" in msg:  # made as ``load`` makes it, on the CPU
+            self.device, self.judged_dtype = torch.device("cpu"), msg.get("dtype", "float32")
             with phase("problem"):
-                module = import_problem(problem_from(msg), msg["size"], msg.get("dtype", "float32"))
-                init_inputs = seeded(msg["init_seed"], module.get_init_inputs)
-            with phase("init"):
-                torch.manual_seed(msg["init_seed"])
-                model_class(*init_inputs)
+                self.problem_module = import_problem(problem_from(msg), msg["size"], self.judged_dtype)
+            self.make_model(msg["init_seed"])
         return {"ok": True, "import_seconds": imported - started, "init_seconds": time.monotonic() - imported}
 
     def inputs(self, seed: int) -> list[Any]:
