@@ -313,7 +313,8 @@ def main() -> None:
     parser.add_argument("--ramp-seconds", type=float, default=RampExecutor.ramp_seconds,
                         help="with --schedule ramp: between the starts of the first builds")
     parser.add_argument("--slots", type=int, default=None,
-                        help="builds at once, in place of build_slots's count (an experiment on the count)")
+                        help="builds at once, before the first verdict and after, in place of build_slots's counts "
+                             "(an experiment on the count; --slots 7 is the schedule before 10 beside judging)")
     parser.add_argument("--baseline", default=None, help="baseline columns, comma-separated (default: the run's)")
     parser.add_argument("--size", default="auto")
     parser.add_argument("--trials", type=int, default=judge.DEFAULT_TRIALS)
@@ -322,7 +323,7 @@ def main() -> None:
 
     if args.slots:
         global build_slots
-        build_slots = executor_module.build_slots = lambda build_jobs, devices, cpus=None: args.slots
+        build_slots = executor_module.build_slots = lambda build_jobs, devices, cpus=None, judging=False: args.slots
     device = resolve_device(args.device)
     devices = [resolve_device(f"cuda:{i}") for i in args.gpus.split(",")] if args.gpus else [device]
     tag = uuid.uuid4().hex[:12]
@@ -347,7 +348,8 @@ def main() -> None:
     clock = Clock()
     judge.build = instrumented_build(clock, names)  # the run path builds ahead through judge.build
     print(f"{len(plan.samples)} solutions ({args.cuda} built ahead, {args.triton} Triton) on {devices}, "
-          f"--build-jobs {args.build_jobs} ({build_slots(args.build_jobs, len(devices))} at once), "
+          f"--build-jobs {args.build_jobs} ({build_slots(args.build_jobs, len(devices))} at once, "
+          f"{build_slots(args.build_jobs, len(devices), judging=True)} once judging), "
           f"schedule {args.schedule}; in {work}", flush=True)
 
     def save(complete: bool) -> dict[str, Any]:

@@ -133,22 +133,39 @@ def test_built_solutions_are_judged_in_the_order_their_builds_end(cpus):
     assert [entry for entry in script.log if entry.startswith("run")] == ["run cuda_c", "run cuda_a", "run cuda_b"]
 
 
-def test_no_more_builds_run_at_once_than_the_cpus_allow_and_the_first_start_first(cpus):
-    cpus(8)  # 8 CPUs, 2 kept for the device's evaluation, 2 per build: 3 at once
+def test_until_the_first_build_ends_no_more_run_at_once_than_the_cpus_allow_then_more_beside_judging(cpus):
+    cpus(8)  # 8 CPUs, 2 kept for the device's evaluation: 3 builds at full speed, 4 beside judging
     script = Scripted()
     items = [f"cuda_{i}" for i in range(7)]
     executor = LocalExecutor(["cpu"], build_jobs=10)
-    assert executor.describe()["build_slots"] == 3
+    assert (executor.describe()["build_slots"], executor.describe()["build_slots_judging"]) == (3, 4)
     results = Consumer(executor.map(items, script.run, script.prebuild, _cuda))
     for item in items[:3]:
         script.wait_started(item)
     assert script.building == 3  # the first three in the items' order, none of the others
     assert sorted(entry for entry in script.log if entry.startswith("build+")) == [f"build+ {i}" for i in items[:3]]
-    for item in items:
+    script.finish(items[0])
+    assert results.next() == (0, "CUDA_0")
+    for item in items[3:5]:  # the first ended: its slot and one more
         script.wait_started(item)
-        assert script.most_building == 3
+    assert sorted(entry for entry in script.log if entry.startswith("build+")) == [f"build+ {i}" for i in items[:5]]
+    for item in items[1:]:
+        script.wait_started(item)
         script.finish(item)
         assert results.next() == (items.index(item), item.upper())
+    assert script.most_building == 4
+
+
+def test_a_caller_that_stops_early_starts_no_build_waiting_for_its_turn(cpus):
+    cpus(16)
+    script = Scripted()
+    results = LocalExecutor(["cpu"], build_jobs=1).map(["cuda_a", "cuda_b", "triton_c"], script.run,
+                                                        script.prebuild, _cuda)
+    assert next(results) == (2, "TRITON_C")
+    results.close()
+    script.finish("cuda_a")
+    _wait_for_builds(script, "cuda_a")
+    assert "build+ cuda_b" not in script.log and "run cuda_a" not in script.log
 
 
 def test_the_users_build_jobs_bound_the_builds_below_what_the_cpus_allow(cpus):
@@ -222,6 +239,9 @@ def test_build_slots_keep_cores_for_the_devices_and_respect_the_users_bound():
     assert build_slots(4, 1, cpus=16) == 4
     assert build_slots(14, 8, cpus=16) == 1  # eight devices take the cores: still one ahead
     assert build_slots(14, 1, cpus=2) == 1
+    # beside judging (builds paused while the device times): 10 of the 14 on the H200, as measured
+    assert [build_slots(jobs, devices, cpus=16, judging=True) for jobs, devices in ((0, 1), (14, 1), (4, 1), (14, 8))] \
+        == [0, 10, 4, 1]
 
 
 def test_solutions_that_compile_an_extension_need_a_build_and_triton_ones_do_not():

@@ -7,12 +7,16 @@ stay (kbench.judge.executor, docs/judge.md "Builds ahead").
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kbench.core.solution import Solution
 from kbench.judge.background import BACKGROUND, Held
@@ -87,6 +91,11 @@ BUILD_MARKERS = re.compile(r"cpp_extension|load_inline|(?<![\w.])load\s*\(")
 # One cold load_inline build at a time uses up to 2 cores: ninja compiles main.cpp (g++) beside cuda.cu
 # (nvcc, whose front ends run one after the other), then links (docs/judge.md "Builds ahead").
 CORES_PER_BUILD = 2
+# Once a device judges, builds stop while anything is timed (kbench.judge.background, for honest
+# verdicts), so a build uses its cores only part of the time and more of them keep the device fed: on
+# the H200's 16 cores, 7 at once kept it busy 76% of a run of 40 after the first verdict, 10 at once 94%
+# (docs/judge.md "Cores, builds at once, and a run of 40").
+CORES_PER_BUILD_BESIDE_JUDGING = Fraction(7, 5)
 # Kept for each device's evaluation (the judge's thread, the candidate's and the reference's workers, the
 # next pair starting ahead) while builds run: they are stopped only while something is timed.
 CORES_PER_EVALUATION = 2
@@ -98,16 +107,64 @@ def needs_build(source: str) -> bool:
     return BUILD_MARKERS.search(source) is not None
 
 
-def build_slots(build_jobs: int, devices: int, cpus: int | None = None) -> int:
+def build_slots(build_jobs: int, devices: int, cpus: int | None = None, *, judging: bool = False) -> int:
     """How many builds run at once: at most ``build_jobs`` (the user's bound; 0: none ahead),
     and no more than the CPUs left beside ``devices`` evaluations run without slowing each
-    other, at least one. Builds started together beyond that finish together, later: on the
-    H200's 16 cores 14 cold builds took 137 s each where one alone took 55 s, and the GPU
-    waited for the first of them."""
+    other, at least one. Before the first verdict (not ``judging``) nothing is timed and
+    every build runs flat out, so the count is what builds at full speed: builds started
+    together beyond it finish together, later (on the H200's 16 cores 14 cold builds took 137 s
+    each where one alone took 55 s, and the GPU waited for the first of them). Once
+    ``judging``, builds stop while the device times, and the count is what keeps it fed."""
     if build_jobs <= 0:
         return 0
     cpus = cpus or available_cpus()
-    return max(1, min(build_jobs, (cpus - CORES_PER_EVALUATION * devices) // CORES_PER_BUILD))
+    per_build = CORES_PER_BUILD_BESIDE_JUDGING if judging else CORES_PER_BUILD
+    return max(1, min(build_jobs, int((cpus - CORES_PER_EVALUATION * devices) // per_build)))
+
+
+class BuildsAhead:
+    """Builds of jobs on threads of their own, started in the order the jobs are added:
+    ``build_slots`` at once until the first ends, then ``build_slots(judging=True)``
+    (the first verdict waits for one build at full speed; after it the device's timing
+    pauses the builds, and more at once keep it fed). ``built(job)`` is called as each
+    ends, failed or not (its evaluation reports the failure). After ``close`` no build
+    starts, and one still running ends without ``built``."""
+
+    def __init__(self, prebuild: Callable[[Any], Any], built: Callable[[Any], None], first: int, judging: int):
+        self.prebuild, self.built = prebuild, built
+        self._limit, self._judging = first, max(first, judging)
+        self._pool = ThreadPoolExecutor(self._judging, "kbench-build")
+        self._waiting: collections.deque = collections.deque()
+        self._running = 0
+        self._closed = False
+        self._lock = threading.RLock()  # a future already done runs its callback in the thread adding it
+
+    def add(self, job: Any) -> None:
+        with self._lock:
+            self._waiting.append(job)
+        self._start()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._waiting.clear()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self) -> None:
+        with self._lock:
+            while not self._closed and self._waiting and self._running < self._limit:
+                job = self._waiting.popleft()
+                self._running += 1
+                self._pool.submit(self.prebuild, job).add_done_callback(lambda _, job=job: self._ended(job))
+
+    def _ended(self, job: Any) -> None:
+        with self._lock:
+            self._running -= 1
+            self._limit = self._judging
+            closed = self._closed
+        if not closed:
+            self.built(job)
+        self._start()
 
 
 def available_cpus() -> int:

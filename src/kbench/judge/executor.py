@@ -8,9 +8,10 @@ finishes. Builds are CPU work: a pool imports the solutions ahead (``build``, in
 sandboxed workers of their own), so that the content-keyed build cache is warm
 when a device reaches them. A job goes to the devices when it is ready: at once
 where it needs no build (Triton, plain PyTorch: ``needs_build``), else when its
-build ends, in the order builds end; builds run in the items' order, no more at
-once than the CPUs run without slowing each other (``build_slots``), so that the
-first end early rather than all together (docs/judge.md "Builds ahead"). The
+build ends, in the order builds end; builds run in the items' order (``BuildsAhead``),
+until the first verdict no more at once than the CPUs run without slowing each other
+(``build_slots``), so that the first end early rather than all together, and after it
+more, as the device's timing pauses them (docs/judge.md "Builds ahead"). The
 calling thread receives every result, so it can be the only writer of a store.
 
 ``Executor`` is what both executors offer: ``LocalExecutor`` here (this machine's
@@ -24,7 +25,6 @@ import contextlib
 import inspect
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
@@ -33,7 +33,7 @@ import torch
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
 from kbench.judge import spares
-from kbench.judge.builds import build, build_slots, needs_build
+from kbench.judge.builds import BuildsAhead, build, build_slots, needs_build
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import evaluate
 from kbench.suite import find_problem
@@ -86,7 +86,8 @@ class LocalExecutor:
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "devices": list(self.devices), "build_jobs": self.build_jobs,
-                "build_slots": build_slots(self.build_jobs, len(self.devices)), "ahead": self.ahead}
+                "build_slots": build_slots(self.build_jobs, len(self.devices)),
+                "build_slots_judging": build_slots(self.build_jobs, len(self.devices), judging=True), "ahead": self.ahead}
 
     def threads(self, run: Callable[[Item, str], Result], results: queue.Queue) -> DeviceThreads:
         """A thread per device running ``run(job, device)`` for the jobs submitted, one
@@ -99,15 +100,16 @@ class LocalExecutor:
             needs_build: Callable[[Item], bool] | None = None) -> Iterator[tuple[int, Result]]:
         """``(index in items, run(item, device))`` for every item, as each finishes. With
         ``prebuild`` and ``build_jobs``, the items ``needs_build`` names (None: all) are
-        built ahead, ``build_slots`` at a time in the items' order, and each goes to the
+        built ahead in the items' order (``BuildsAhead``), and each goes to the
         devices when its build ends (failed or not: its evaluation reports the failure);
         the others go at once. An exception in a job is raised here, in the caller's
         thread; jobs not started yet are dropped, and the ones running finish in their
         threads (a build running finishes in its process, and its job is dropped)."""
         finished: queue.Queue[tuple[tuple[int, Item], Result | BaseException]] = queue.Queue()
         threads = self.threads(lambda job, device: run(job[1], device), finished)
-        slots = build_slots(self.build_jobs, len(self.devices)) if prebuild else 0
-        builds = ThreadPoolExecutor(slots, "kbench-build") if slots else None
+        first = build_slots(self.build_jobs, len(self.devices)) if prebuild else 0
+        builds = BuildsAhead(lambda job: prebuild(job[1], self.devices[0]), threads.submit, first,
+                             build_slots(self.build_jobs, len(self.devices), judging=True)) if first else None
         try:
             to_build = {i for i, item in enumerate(items)
                         if builds is not None and (needs_build is None or needs_build(item))}
@@ -116,15 +118,14 @@ class LocalExecutor:
                     threads.submit(job)
             for job in enumerate(items):
                 if job[0] in to_build:
-                    building = builds.submit(prebuild, job[1], self.devices[0])
-                    building.add_done_callback(lambda done, job=job: done.cancelled() or threads.submit(job))
+                    builds.add(job)
             for _ in range(len(items)):
                 (index, _), result = next_result(finished)
                 yield index, threads.received(result)
         finally:
             threads.close()
             if builds is not None:
-                builds.shutdown(wait=False, cancel_futures=True)
+                builds.close()
 
 
 class DeviceThreads:
