@@ -9,8 +9,8 @@ sandboxed workers of their own), so that the content-keyed build cache is warm
 when a device reaches them. A job goes to the devices when it is ready: at once
 where it needs no build (Triton, plain PyTorch: ``needs_build``), else when its
 build ends, in the order builds end; builds run in the items' order (``BuildsAhead``),
-until the first verdict no more at once than the CPUs run without slowing each other
-(``build_slots``), so that the first end early rather than all together, and after it
+until the first ends no more at once than the CPUs run without slowing each other
+(``build_slots``), so that the first end early rather than all together, and then
 more, as the device's timing pauses them (docs/judge.md "Builds ahead"). The
 calling thread receives every result, so it can be the only writer of a store.
 
