@@ -8,6 +8,7 @@ and its median width. Each evaluation is appended to a JSON-lines file as it fin
 
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
         [--rounds N] [--placed | --no-placed] [--max-rounds M --target 0.0025] [--min-calls N] [--target-rel-error E]
+        [--pairs N] [--max-pairs M --target-pair-error 0.005]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 
 The report also gives what issue 30 asks of a protocol: the two scores of each problem, how far apart
@@ -15,6 +16,9 @@ The report also gives what issue 30 asks of a protocol: the two scores of each p
 ``--placed`` (``--no-placed``) times with (without) a new placement of every buffer per round
 (TimingSettings.new_placement_per_round; without, as the default protocol)
 and ``--rounds`` sets the rounds: the protocol each row was judged with is kept in the row.
+``--pairs`` (``--max-pairs``) makes a score the average of that many (up to that many)
+evaluations, each in a fresh pair of workers (kbench.judge.pairs); each pair's speedup and
+within interval are kept in the row, and the report prices every count of pairs below it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 import kbench
 from kbench.judge import LocalExecutor
 from kbench.judge.devices import resolve_device
+from kbench.judge.pairs import combined_speedup
 from kbench.judge.repeatability import BETWEEN_PROCESS_SD, rounds_interval, widen
 from kbench.judge.sandbox import find_sandbox
 from kbench.judge.spares import Spares
@@ -65,6 +70,9 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
             "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
             "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover,
+            # each worker pair's speedup and within interval, where the score averages several (kbench.judge.pairs)
+            "pairs": {key: ((verdict.timing or {}).get(key) or {}).get("eager")
+                      for key in ("pair_speedups", "pair_intervals_within")},
             # each round's medians, to set the spread between rounds (placements) beside that between evaluations
             "rounds": {"candidate": (verdict.timing or {}).get("rounds"),
                        "eager": ((verdict.baselines.get("eager") or {}).get("timing") or {}).get("rounds")},
@@ -85,7 +93,9 @@ def protocol_name(timing: TimingSettings) -> str:
             + (f",max_rounds={timing.max_rounds},target={timing.target_speedup_error:g}" if timing.max_rounds else "")
             + (f",min_calls={timing.min_calls}" if timing.min_calls != default.min_calls else "")
             + (f",target_rel_error={timing.target_rel_error:g}"
-               if timing.target_rel_error != default.target_rel_error else ""))
+               if timing.target_rel_error != default.target_rel_error else "")
+            + (f",pairs={timing.pairs}" if timing.pairs > 1 else "")
+            + (f",max_pairs={timing.max_pairs},target_pair={timing.target_pair_error:g}" if timing.max_pairs else ""))
 
 
 def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path, timing: TimingSettings):
@@ -136,10 +146,44 @@ def p90(ordered: list[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
 
 
-def widened(speedup: float, within: list[float], between_sd: float) -> list[float]:
-    """``kbench.judge.repeatability.widen`` with another between-process spread."""
+def widened(r: dict, between_sd: float) -> list[float]:
+    """A row's interval as the verdict would give it with another between-process spread: its within
+    interval widened (``kbench.judge.repeatability.widen``), or for a score of several worker pairs,
+    the pairs' speedups and within intervals combined (``kbench.judge.pairs.combined_speedup``)."""
+    speedups, withins = pair_rows(r)
+    if len(speedups) > 1:
+        return combined_speedup(speedups, withins, between_sd)[1]
     with patched_between_sd(between_sd):
-        return widen(speedup, within, "cuda")
+        return widen(r["speedup"], r["within"], "cuda")
+
+
+def pair_rows(r: dict) -> tuple[list[float], list[list[float]]]:
+    """Each worker pair's speedup and within interval in a row (one pair: the row's own)."""
+    pairs = r.get("pairs") or {}
+    if pairs.get("pair_speedups"):
+        return pairs["pair_speedups"], pairs["pair_intervals_within"]
+    return [r["speedup"]], [r["within"]]
+
+
+def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
+    """What the first k worker pairs alone would have given, for each k below the fewest a row has:
+    the score (their speedups' geometric mean), its error, how far a problem's two scores lie apart,
+    and the interval's coverage of 1.0 and median width (as ``combined_speedup`` gives it)."""
+    counts = [len(pair_rows(r)[0]) for r in judged]
+    if not counts or min(counts) < 2:
+        return
+    spread = BETWEEN_PROCESS_SD["cuda"] if between_sd is None else between_sd
+    print(f"  the first k worker pairs alone (between-process spread {spread:.2%}):")
+    for k in range(1, min(counts) + 1):
+        scored = [combined_speedup(*(each[:k] for each in pair_rows(r)), spread) for r in judged]
+        scores = [score for score, _, _ in scored]
+        held = sum(low <= 1.0 <= high for _, (low, high), _ in scored)
+        width = statistics.median((high - low) / score for score, (low, high), _ in scored)
+        differences = pair_differences(judged, scores)
+        apart = (f"two scores differ by {statistics.median(differences):.2%} (median), {p90(differences):.2%} "
+                 f"(p90); " if differences else "")
+        print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart}holds 1.0 in "
+              f"{held / len(judged):.0%}; median width {width:.2%}")
 
 
 @contextmanager
@@ -256,8 +300,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
           f"of {len({r['problem'] for r in judged})} problems on {judged[0]['device_name'] if judged else '-'}")
     intervals = {"interval": [r["interval"] for r in judged], "within": [r["within"] for r in judged]}
     if between_sd is not None:  # what the verdict's interval would be with another between-process spread
-        intervals[f"within widened by {between_sd:.2%}"] = [widened(r["speedup"], r["within"], between_sd)
-                                                             for r in judged]
+        intervals[f"within widened by {between_sd:.2%}"] = [widened(r, between_sd) for r in judged]
     for name, held_intervals in intervals.items():
         held = sum(low <= 1.0 <= high for low, high in held_intervals)
         width = statistics.median((high - low) / r["speedup"]
@@ -290,6 +333,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
         print(f"  two scores of a problem differ by {statistics.median(differences):.2%} at the median, "
               f"{p90(differences):.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
     fewer_rounds(judged, between_sd)
+    fewer_pairs(judged, between_sd)
     split_between_pairs(judged)
     round_estimators(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
@@ -323,6 +367,12 @@ def main() -> None:
     parser.add_argument("--min-calls", type=int, default=TimingSettings.min_calls, help="timed calls a round takes at least")
     parser.add_argument("--target-rel-error", type=float, default=TimingSettings.target_rel_error,
                         help="a round stops once its median's relative standard error is this small (or its budget ends)")
+    parser.add_argument("--pairs", type=int, default=TimingSettings.pairs,
+                        help="evaluations, each in fresh workers, a score averages at least (kbench.judge.pairs)")
+    parser.add_argument("--max-pairs", type=int, default=TimingSettings.max_pairs,
+                        help="more of them, up to this many, until the interval is within --target-pair-error")
+    parser.add_argument("--target-pair-error", type=float, default=TimingSettings.target_pair_error,
+                        help="with --max-pairs: the 95%% interval's reach from the score at which they stop")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     parser.add_argument("--between-sd", type=float, default=None,
                         help="in the report, also the intervals with this between-process spread (0.002: 0.2%%)")
@@ -332,7 +382,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             timing = TimingSettings(rounds=args.rounds, new_placement_per_round=args.placed,
                                     max_rounds=args.max_rounds, target_speedup_error=args.target,
-                                    min_calls=args.min_calls, target_rel_error=args.target_rel_error)
+                                    min_calls=args.min_calls, target_rel_error=args.target_rel_error,
+                                    pairs=args.pairs, max_pairs=args.max_pairs,
+                                    target_pair_error=args.target_pair_error)
             for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
                 print(json.dumps(done), flush=True)
                 with open(args.out, "a") as out:

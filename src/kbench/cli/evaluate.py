@@ -76,6 +76,10 @@ def eval_command(
         None, metavar="eager,compile,...", help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} "
         "[default: eager]."),
     cuda_graph: bool = typer.Option(False, "--cuda-graph/--no-cuda-graph", help=CUDA_GRAPH_HELP),
+    pairs: int = typer.Option(1, min=1, help="Evaluations, each in a fresh pair of worker processes, whose speedups "
+                              "the verdict averages (docs/timing.md)."),
+    max_pairs: int = typer.Option(0, min=0, help="More evaluations, up to this many in all, until the speedup's 95% "
+                                  "interval reaches at most 0.5% from it (0: --pairs only)."),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
                                  "(docs/guard.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -96,7 +100,8 @@ def eval_command(
             verdict = evaluate(
                 prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
                 dtype=dtype, baselines=split_names(baseline) or ("eager",),
-                timing=TimingSettings(cuda_graph=cuda_graph), sandbox=sandbox, progress=shown,
+                timing=TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs), sandbox=sandbox,
+                progress=shown,
             )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
         raise usage_error(str(exc)) from exc

@@ -70,6 +70,9 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
             console.print(f"  [yellow]note:[/yellow] {CPU_NOTE}", highlight=False)
         rounds = len(verdict.timing.get("rounds", [])) or 1
         console.print(f"  candidate: {_timing_line(verdict.timing)}, {rounds} round(s)", highlight=False)
+        for column, speedups in (verdict.timing.get("pair_speedups") or {}).items():
+            console.print(f"  {len(speedups)} worker pairs, their speedups over {column}: "
+                          + ", ".join(f"{s:.4g}x" for s in speedups) + " (averaged below)", highlight=False)
         for column, baseline in verdict.baselines.items():
             source = " (cached)" if baseline.get("source") == "cache" else ""
             console.print(f"  {column}{source}: {_timing_line(baseline.get('timing'))}", highlight=False)

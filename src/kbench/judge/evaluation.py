@@ -33,6 +33,7 @@ from kbench.judge.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
+from kbench.judge.pairs import sampled
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
@@ -83,25 +84,22 @@ def evaluate(
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
-    ``timeout`` bounds the candidate's whole evaluation (build, trials and
-    timing); ``memory_limit_bytes`` its host memory. ``policy`` says which of the guard's rules reject and which only
-    flag (``strict``, ``lenient``, ``off``: docs/guard.md). ``dtype`` is one of
-    the problem's ``KBENCH_DTYPES``. Raises ProblemError when the problem itself
-    is unusable or has no such dtype (ProblemSkipped when it needs a module
-    this Python lacks) and ValueError for an unknown device, size, policy or
-    baseline column; every fault of the candidate ends in a verdict instead.
-    ``baselines`` are the columns to time (eager always); compiled ones are
-    taken from ``baseline_cache`` (a path; True for the default one beside the
-    build cache, None or False for none) when measured there before under this
-    very environment, and stored there when measured now. The candidate runs
-    in an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can
-    be set up here, unless ``sandbox=False`` (recorded in the verdict).
-    ``progress`` is told each step as it starts ("trial 2 of 5"), for a display:
-    never inside a timed call, and nothing it does changes the verdict.
-    ``spares``: workers started ahead (kbench.judge.spares; default: the executor thread's).
-    A rejection that noise could have made is a suspicion, evaluated again before it is a
-    verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way.
-    ``sides``: each side's code beside the problem file, whose Model is then the candidate (kbench.judge.sides).
+    ``timeout`` bounds the candidate's whole evaluation (build, trials and timing); ``memory_limit_bytes`` its
+    host memory. ``policy`` says which of the guard's rules reject and which only flag (``strict``, ``lenient``,
+    ``off``: docs/guard.md). ``dtype`` is one of the problem's ``KBENCH_DTYPES``. Raises ProblemError when the
+    problem itself is unusable or has no such dtype (ProblemSkipped when it needs a module this Python lacks)
+    and ValueError for an unknown device, size, policy or baseline column; every fault of the candidate ends in
+    a verdict instead. ``baselines`` are the columns to time (eager always); compiled ones are taken from
+    ``baseline_cache`` (a path; True for the default one beside the build cache, None or False for none) when
+    measured there before under this very environment, and stored there when measured now. The candidate runs in
+    an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can be set up here, unless
+    ``sandbox=False`` (recorded in the verdict). ``progress`` is told each step as it starts ("trial 2 of 5"),
+    for a display: never inside a timed call, and nothing it does changes the verdict. ``spares``: workers
+    started ahead (kbench.judge.spares; default: the executor thread's). A rejection that noise could have made
+    is a suspicion, evaluated again before it is a verdict (kbench.judge.confirmation); Unconfirmed when the two
+    evaluations disagree that way. With ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines
+    several evaluations, each in fresh workers (kbench.judge.pairs). ``sides``: each side's code beside the problem
+    file, whose Model is then the candidate (kbench.judge.sides).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -123,7 +121,8 @@ def evaluate(
         evaluation.reference_side.code_columns = dict(sides.columns) if sides else {}
         return evaluation.run(measure_time)
 
-    return confirmed(judged, spares or current(device, confinement), progress)
+    kept = spares or current(device, confinement)
+    return sampled(lambda: confirmed(judged, kept, progress), timing, sides is not None, progress)
 
 
 class _Evaluation:

@@ -61,6 +61,13 @@ class TimingSettings:
     # ``target_speedup_error`` (kbench.judge.repeatability.rounds_settled). 0: always ``rounds``.
     max_rounds: int = 0
     target_speedup_error: float = 0.0025  # half the 95% interval of the rounds' mean log speedup
+    # Whole evaluations, each with a fresh pair of worker processes, whose log speedups the verdict
+    # averages (kbench.judge.pairs): what moves from one process pair to the next (0.4% on the H200)
+    # no count of rounds inside one pair averages. At least ``pairs``; above, up to ``max_pairs``
+    # until the verdict's 95% interval is within ``target_pair_error`` of its speedup on each side.
+    pairs: int = 1
+    max_pairs: int = 0
+    target_pair_error: float = 0.005
 
 
 @dataclass(frozen=True)
@@ -407,6 +414,10 @@ def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
     if settings.max_rounds and (settings.max_rounds < settings.rounds or not settings.target_speedup_error > 0):
         raise ValueError(f"max_rounds {settings.max_rounds} must be 0 or at least rounds ({settings.rounds}), "
                          f"with a positive target_speedup_error")
+    if settings.pairs < 1 or (settings.max_pairs and (settings.max_pairs < settings.pairs
+                                                      or not settings.target_pair_error > 0)):
+        raise ValueError(f"pairs {settings.pairs} must be at least 1, and max_pairs {settings.max_pairs} 0 or at "
+                         f"least pairs, with a positive target_pair_error")
     return settings
 
 
