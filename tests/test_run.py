@@ -272,6 +272,27 @@ def test_a_cuda_graph_run_times_every_evaluation_by_graph_replays_and_resumes_on
             start(store, problems, solutions, FakeJudge())
 
 
+def test_a_run_of_worker_pairs_judges_every_sample_so_keeps_it_and_says_it(cli, tmp_path):
+    """--pairs and --max-pairs reach every evaluation's timing, stay with the run (a resumed run takes
+    them, another value is refused) and are said by the score and the manifest."""
+    problems, solutions = setup_run(tmp_path)
+    done = cli("run", "--run", "p", "-s", str(solutions), "-p", str(problems), "--device", "cpu", "--pairs", "2",
+               "--max-pairs", "6")
+    assert done.exit_code == 0, done.output
+    assert cli.judge.timing == TimingSettings(pairs=2, max_pairs=6)
+    assert "speedups averaged over 2 to 6 worker pairs" in done.output
+    with Store(tmp_path / "kbench.db") as store:
+        run = store.run("p")
+        assert (run.config.pairs, run.config.max_pairs) == (2, 6)
+        assert store.load("p").sessions[0].manifest.timing_protocol["max_pairs"] == 6
+    assert cli("run", "--run", "p").exit_code == 0  # resumed: the stored pairs, nothing left to judge
+    refused = cli("run", "--run", "p", "--pairs", "3")
+    assert refused.exit_code == 2 and "pairs" in refused.output
+    impossible = cli("run", "--run", "q", "-s", str(solutions), "-p", str(problems), "--device", "cpu", "--pairs", "3",
+                     "--max-pairs", "2")
+    assert impossible.exit_code == 2 and "max_pairs 2" in impossible.output
+
+
 def test_failures_outside_the_candidate_are_recorded_and_retried_on_resume(tmp_path):
     problems, solutions = setup_run(tmp_path, ["p1", "p2"], {"p1": "correct 2.0", "p2": "correct 2.0"})
 

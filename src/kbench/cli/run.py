@@ -158,6 +158,11 @@ def run_command(
                                          rich_help_panel=JUDGE),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
                                               "replays (docs/timing.md) [default: no].", rich_help_panel=JUDGE),
+    pairs: Optional[int] = typer.Option(None, min=1, help="Evaluations in fresh worker processes whose speedups a "
+                                        "verdict averages (docs/timing.md) [default: 1].", rich_help_panel=JUDGE),
+    max_pairs: Optional[int] = typer.Option(None, min=0, help="More evaluations, up to this many in all, until a "
+                                            "speedup's 95% interval reaches at most 0.5% from it [default: 0, "
+                                            "--pairs only].", rich_help_panel=JUDGE),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
                                            "(docs/guard.md); --no-sandbox is recorded with every verdict [default: "
                                            "sandbox].", rich_help_panel=JUDGE),
@@ -222,7 +227,7 @@ def run_command(
         stored_config = stored.config if stored else None
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
                       policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                      precision=precision)
+                      precision=precision, pairs=pairs, max_pairs=max_pairs)
         generation = model_run.Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
             target=target, gpu=gpu, concurrency=concurrency,
@@ -239,7 +244,8 @@ def run_command(
                 model=model, solutions=solutions, tasks=tasks, rejudge=rejudge, gpus=gpus, devices=_devices,
                 generation=generation, judged=dict(device=device, size=size, trials=trials, timeout=timeout,
                                                    policy=policy, sandbox=sandbox, limit=limit),
-                kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--dtype": dtype,
+                kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--pairs": pairs,
+                             "--max-pairs": max_pairs, "--dtype": dtype,
                              "--precision": precision, "--target": target, "--build-jobs": build_jobs,
                              "--address": address, "--executor": None if executor == "local" else executor})
             return
@@ -396,7 +402,7 @@ def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
 
 
 def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype, limit, precision):
+                     cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
@@ -404,14 +410,14 @@ def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, b
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
                              policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                             precision=precision)
+                             precision=precision, pairs=pairs, max_pairs=max_pairs)
     chosen = _runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
     plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype, limit, precision) -> dict[str, Any]:
+                    sandbox, dtype, limit, precision, pairs, max_pairs) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
     the device and size resolved, CUDA-graph timing only on a CUDA device. A
@@ -428,7 +434,9 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         dtype = PRECISIONS[precision]
     device = resolve_device(device if device is not None else stored.device if stored else None)
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
-    check_settings(TimingSettings(cuda_graph=cuda_graph), device)
+    pairs = pairs or (stored.pairs if stored else 1)
+    max_pairs = max_pairs if max_pairs is not None else stored.max_pairs if stored else 0
+    check_settings(TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs), device)
     return {
         "device": device,
         "size": resolve_size(size or (stored.size if stored else "auto"), device),
@@ -441,6 +449,8 @@ def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials,
         "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
         "limit": limit if limit is not None else stored.limit if stored else None,
         "precision": precision,
+        "pairs": pairs,
+        "max_pairs": max_pairs,
     }
 
 

@@ -126,6 +126,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
         f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}, "
         f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else "")
+        + (f", speedups averaged over {data.run.config.pairs_text()}"
+           if max(data.run.config.pairs, data.run.config.max_pairs) > 1 else "")
         + (f", every problem cast to {data.run.config.precision} as KernelBench does (--precision)"
            if data.run.config.precision else ""),
         highlight=False,

@@ -83,6 +83,10 @@ class RunConfig:
     turns: int = 1
     generation: dict[str, Any] = field(default_factory=dict)
     cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
+    # Each speedup averaged over whole evaluations in fresh worker pairs: at least ``pairs``, up to ``max_pairs``
+    # until its interval is narrow enough (kbench.judge.pairs; docs/timing.md).
+    pairs: int = 1
+    max_pairs: int = 0
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
     dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
     limit: int | None = None  # only the selection's first N problems (kbench run --limit: a smoke run)
@@ -99,6 +103,16 @@ class RunConfig:
         known["selection"] = tuple(known["selection"])
         known["baselines"] = tuple(known["baselines"])
         return cls(**known)
+
+    def timing_settings(self) -> TimingSettings:
+        """The timing protocol this run's candidates are judged with."""
+        return TimingSettings(cuda_graph=self.cuda_graph, pairs=self.pairs, max_pairs=self.max_pairs)
+
+    def pairs_text(self) -> str:
+        """How many worker pairs a verdict averages, in words."""
+        if self.max_pairs > self.pairs:
+            return f"{self.pairs} to {self.max_pairs} worker pairs"
+        return f"{self.pairs} worker pair" + ("s" if self.pairs > 1 else "")
 
     def differences(self, other: "RunConfig") -> dict[str, tuple[Any, Any]]:
         return {
@@ -192,7 +206,7 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None,
         gpu_driver=gpu.get("driver_version"),
         gpu_clocks={k: v for k, v in gpu.items() if k.startswith("clocks.")},
         global_settings=dict(state.PINNED),
-        timing_protocol=asdict(TimingSettings()),
+        timing_protocol=asdict(config.timing_settings()),
         baseline_settings={column: baseline_settings(column) for column in config.baselines},
         generation=generation,
         sandbox=find_sandbox().describe() if config.sandbox else NO_SANDBOX,

@@ -215,7 +215,7 @@ def manifest_fields(manifest: Manifest) -> list[tuple[str, str]]:
         ("trials, timeout", f"{config.trials}, {config.timeout:g} s"),
         ("policy", config.policy),
         ("baseline columns", ", ".join(config.baselines)),
-        ("timing", "CUDA-graph replays" if config.cuda_graph else "calls"),
+        ("timing", ("CUDA-graph replays" if config.cuda_graph else "calls") + f", {config.pairs_text()} a verdict"),
         ("samples, turns", f"{config.samples}, {config.turns}"),
         ("sandbox", str(manifest.sandbox.get("kind", "-")) if config.sandbox else "none (--no-sandbox)"),
         ("software", ", ".join(f"{name} {value}" for name, value in (

@@ -33,7 +33,6 @@ from kbench.core.verdict import Verdict
 from kbench.judge.baselines import check_columns
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
-from kbench.judge.timing import TimingSettings
 from kbench.runs import repo_runner
 from kbench.runs.manifest import Manifest, RunConfig, capture, now, sha256_lines
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, ProblemRecord, RunRecord, SampleRecord
@@ -278,13 +277,15 @@ def generated_config(
     dtype: str = "float32",
     limit: int | None = None,
     precision: str | None = None,
+    pairs: int = 1,
+    max_pairs: int = 0,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
     config = _config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
-        generation=generation, limit=limit, precision=precision,
+        generation=generation, limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -307,13 +308,15 @@ def run_config(
     dtype: str = "float32",
     limit: int | None = None,
     precision: str | None = None,
+    pairs: int = 1,
+    max_pairs: int = 0,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
-        limit=limit, precision=precision,
+        limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
     )
 
 
@@ -437,7 +440,7 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
     try:
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
-            policy=config.policy, baselines=config.baselines, timing=TimingSettings(cuda_graph=config.cuda_graph),
+            policy=config.policy, baselines=config.baselines, timing=config.timing_settings(),
             sandbox=config.sandbox, dtype=config.dtype,
         )
     except ProblemError as exc:
