@@ -131,7 +131,7 @@ def combined_speedup(speedups: list[float], withins: list[list[float] | None],
     centre = statistics.fmean(logs)
     within_below, within_above = (math.sqrt(sum(h * h for h in side)) / count for side in (below, above))
     between = Z95 * between_sd / math.sqrt(count)
-    factor = _disagreement(logs, below, above, Z95 * between_sd)
+    factor = _disagreement(logs, below, above, between_sd)
     return (math.exp(centre),
             [math.exp(centre - factor * math.hypot(within_below, between)),
              math.exp(centre + factor * math.hypot(within_above, between))],
@@ -150,11 +150,11 @@ def _half_widths(speedup: float, within: list[float] | None) -> tuple[float, flo
     return (math.log(speedup / low) if low > 0 else math.inf), math.log(high / speedup)
 
 
-def _disagreement(logs: list[float], below: list[float], above: list[float], between: float) -> float:
-    """How much wider than the spreads allow the pairs' log speedups lie apart: the square root of
+def _disagreement(logs: list[float], below: list[float], above: list[float], between_sd: float) -> float:
+    """How much further apart than the spreads allow the pairs' log speedups lie: the square root of
     their chi-square over its degrees of freedom (the Birge ratio), each pair's variance its own
     within spread and the between-process one; 1 when they agree as well as those say or better."""
-    variances = [((lo + hi) / 2 / Z95) ** 2 + (between / Z95) ** 2 for lo, hi in zip(below, above)]
+    variances = [((lo + hi) / 2 / Z95) ** 2 + between_sd ** 2 for lo, hi in zip(below, above)]
     if len(logs) < 2 or not all(math.isfinite(v) and v > 0 for v in variances):
         return 1.0
     centre = statistics.fmean(logs)
@@ -174,7 +174,7 @@ def _combined_baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _combined_timing(timings: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """The pairs' timing summaries as one: medians, means and quartiles as geometric means, the
-    extremes as extremes, counts summed, every pair's rounds, and each pair's median in ``pairs``."""
+    extremes as extremes, counts summed, every pair's rounds, and each pair's own median."""
     if not all(timings):
         return timings[0]
     combined_timing: dict[str, Any] = dict(timings[0])
@@ -191,6 +191,6 @@ def _combined_timing(timings: list[dict[str, Any] | None]) -> dict[str, Any] | N
         rel_error=(math.sqrt(sum(e * e for e in errors)) / len(errors)
                    if all(isinstance(e, (int, float)) for e in errors) else None),
         rounds=[r for t in timings for r in t.get("rounds", [])],
-        pairs=[t["median_ms"] for t in timings],
+        pair_medians_ms=[t["median_ms"] for t in timings],
     )
     return combined_timing
