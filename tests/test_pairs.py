@@ -38,13 +38,18 @@ def pair(speedup: float, candidate_ms: float = 2.0, within: float = 0.003, statu
 
 
 class Pairs:
-    """Stands for one evaluation after another, each in fresh workers: the verdicts given, in turn."""
+    """Stands for one evaluation after another, each in fresh workers: the verdicts given, in turn,
+    and whether each was told it was the first."""
 
     def __init__(self, *verdicts: Verdict):
-        self.verdicts, self.calls = list(verdicts), 0
+        self.verdicts, self.firsts = list(verdicts), []
 
-    def __call__(self) -> Verdict:
-        self.calls += 1
+    @property
+    def calls(self) -> int:
+        return len(self.firsts)
+
+    def __call__(self, first: bool) -> Verdict:
+        self.firsts.append(first)
         return self.verdicts.pop(0)
 
 
@@ -97,7 +102,7 @@ def test_the_pairs_go_on_until_the_interval_is_within_the_target():
     settings = TimingSettings(pairs=1, max_pairs=8, target_pair_error=0.005)
     pairs = Pairs(*[pair(1.0 + d) for d in (0.001, -0.001, 0.0005, 0.0, 0.0)])
     verdict = sampled(pairs, settings)
-    assert pairs.calls == 3 and len(verdict.timing["pair_speedups"]["eager"]) == 3
+    assert pairs.firsts == [True, False, False] and len(verdict.timing["pair_speedups"]["eager"]) == 3
     assert max(half_widths(verdict)) <= 0.005
 
 
@@ -126,12 +131,17 @@ def test_settings_that_cannot_be_honoured_are_refused(settings):
         check_settings(settings, "cpu")
 
 
-def test_two_pairs_on_the_cpu_end_to_end():
-    """The whole path: two evaluations of the ReLU example, each in its own workers, one verdict."""
+def test_two_pairs_on_the_cpu_end_to_end(tmp_path):
+    """The whole path: two evaluations of the ReLU example, each in its own workers, one verdict; the
+    trial at the problem's other size in the first pair only."""
+    problem = tmp_path / "relu_mid.py"
+    problem.write_text((EXAMPLES.parent / "level1" / "relu.py").read_text().replace(
+        "batch_size = 16384\ndim = 32768", "batch_size = 32\ndim = 8192"))
     timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
                             pairs=2)
-    verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cpu", size="small", trials=1, timing=timing)
+    verdict = kbench.evaluate(problem, EXAMPLES / "relu.py", "cpu", size="default", trials=1, timing=timing)
     assert verdict.status == "correct", verdict.reason
+    assert "other_size" in verdict.seeds and "other_size" not in verdict.seeds["later_pairs"][0]
     speedups = verdict.timing["pair_speedups"]["eager"]
     assert len(speedups) == 2 and len(verdict.trials) == 2
     assert verdict.speedup["eager"] == pytest.approx(statistics.geometric_mean(speedups))

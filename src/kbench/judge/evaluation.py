@@ -109,20 +109,20 @@ def evaluate(
     check_settings(timing, device)
     confinement = find_sandbox() if sandbox else None
 
-    def judged(spares: Spares | None) -> Verdict:
+    def judged(spares: Spares | None, first_pair: bool = True) -> Verdict:
         evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes,
                                  check_policy(policy), dtype)
         evaluation.reference_side.columns = check_columns(list(baselines), device)
         evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
-        evaluation.sandbox = confinement
         evaluation.tell = progress or evaluation.tell
-        evaluation.spares = spares
+        evaluation.sandbox, evaluation.spares, evaluation.other_size_trial = confinement, spares, first_pair
         evaluation.sides, evaluation.reference_side.import_path = sides, sides and sides.reference
         evaluation.reference_side.code_columns = dict(sides.columns) if sides else {}
         return evaluation.run(measure_time)
 
     kept = spares or current(device, confinement)
-    return sampled(lambda: confirmed(judged, kept, progress), timing, sides is not None, progress)
+    return sampled(lambda first: confirmed(lambda workers: judged(workers, first), kept, progress), timing,
+                   sides is not None, progress)
 
 
 class _Evaluation:
@@ -150,6 +150,7 @@ class _Evaluation:
         self.handover: set[str] = set()
         self.spares: Spares | None = None
         self.sides: Sides | None = None
+        self.other_size_trial = True  # a later worker pair's evaluation leaves it to the first (kbench.judge.pairs)
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -175,7 +176,7 @@ class _Evaluation:
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
         # first, one trial at the problem's other (small) size: a kernel for the test shape only fails it
-        other_size = "small" if self.size == "default" and self.problem.small else None
+        other_size = "small" if self.size == "default" and self.problem.small and self.other_size_trial else None
         self.reference_size = other_size or self.size
         load = self.reference_side.load_message(other_size)
         load["solution_path"] = str(solution_path)
