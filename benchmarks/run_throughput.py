@@ -19,7 +19,9 @@ path's ``evaluate``, in the device threads: start and end), the builds ahead
 ``--schedule previous`` judges with the scheduling before issue 30 (every build submitted
 at once to ``--build-jobs`` threads, the device taking the solutions in the run's order),
 for a before and after on the same machine; ``--schedule ramp`` spreads the first builds'
-starts ``--ramp-seconds`` apart (``RampExecutor``), an experiment for an earlier first verdict. The JSON holds the settings, the machine, a
+starts ``--ramp-seconds`` apart (``RampExecutor``), an experiment for an earlier first verdict;
+``--alone`` first times one cold build of another copy alone, the lease's own yardstick for
+"the first verdict within about one cold build". The JSON holds the settings, the machine, a
 row per solution (kind, build and evaluation intervals, verdict time, status) and the
 summary; it is written after every verdict (``complete`` false) and at the end, so a run
 cut off by a time limit keeps what it had.
@@ -49,6 +51,7 @@ import torch
 
 import kbench
 from kbench import judge
+from kbench.judge import builds
 from kbench.judge.builds import available_cpus, build_slots, needs_build
 from kbench.judge import executor as executor_module
 from kbench.judge.devices import resolve_device
@@ -114,6 +117,21 @@ def write_solutions(directory: Path, device: str, cuda: int, triton: int, tag: s
         if problem_id not in problems:
             problems.append(problem_id)
     return problems, kinds
+
+
+def build_alone(solutions: Path, kinds: dict[str, str], device: str, tag: str) -> dict[str, Any]:
+    """One cold build of the run's first built solution, as a new copy (its source made unique, so the
+    build cache does not have it), alone on the machine before the run: what "about one cold build"
+    means on this lease, which differs from one lease to the next by more than the scheduling can buy."""
+    first = next(name for name, kind in kinds.items() if kind == "cuda")
+    source = (solutions / first).read_text().replace(f"run_throughput {tag} copy", f"run_throughput {tag} alone copy", 1)
+    with tempfile.TemporaryDirectory(prefix="kbench-alone-") as tmp:
+        path = Path(tmp) / "solution.py"
+        path.write_text(source)
+        started = time.monotonic()
+        answer = builds.build(path, device)  # not the run's instrumented judge.build
+        return {"solution": first, "ok": answer["ok"], "wall_s": round(time.monotonic() - started, 3),
+                "import_s": answer.get("import_seconds")}
 
 
 # ---------------------------------------------------------------- what is recorded
@@ -319,6 +337,8 @@ def main() -> None:
     parser.add_argument("--size", default="auto")
     parser.add_argument("--trials", type=int, default=judge.DEFAULT_TRIALS)
     parser.add_argument("--keep", type=Path, default=None, help="a directory to keep the solutions and the store in")
+    parser.add_argument("--alone", action="store_true",
+                        help="first, one cold build of another copy alone: the yardstick of 'about one cold build'")
     args = parser.parse_args()
 
     if args.slots:
@@ -378,6 +398,9 @@ def main() -> None:
         return result
 
     info = machine(device)
+    if args.alone:
+        info["one_cold_build_alone"] = build_alone(solutions, kinds, device, tag)
+        print(f"one cold build alone, before the run: {json.dumps(info['one_cold_build_alone'])}", flush=True)
     with Store(work / "store.db") as store:
         clock.started = time.monotonic()
         runner.execute(store, f"throughput-{tag}", config, plan, evaluate=instrumented_evaluate(clock, names),
