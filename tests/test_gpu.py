@@ -37,6 +37,18 @@ def test_speed_of_light_is_that_of_the_judged_size():
     assert verdict.speed_of_light_ms < verdict.runtime_ms
 
 
+def test_worker_pairs_average_and_narrow_on_a_gpu():
+    """Three evaluations of the Triton ReLU, each in fresh workers, one verdict: the other-size trial in
+    the first pair only, every pair's speedup kept, the average inside its interval."""
+    quick = TimingSettings(warmup_calls=3, warmup_seconds=0.0, min_calls=5, max_calls=20, budget_seconds=1.0, pairs=3)
+    verdict = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cuda", size="default", trials=1, timing=quick)
+    assert verdict.status == "correct", verdict.reason
+    assert len(verdict.timing["pair_speedups"]["eager"]) == 3 and len(verdict.seeds["later_pairs"]) == 2
+    assert "other_size" in verdict.seeds and all("other_size" not in s for s in verdict.seeds["later_pairs"])
+    low, high = verdict.speedup_interval["eager"]
+    assert low < verdict.speedup["eager"] < high
+
+
 def test_wrong_triton_kernel_is_incorrect():
     verdict = kbench.evaluate("level1/relu", SOLUTIONS / "gpu_wrong_triton.py", "cuda", size="small")
     assert verdict.status == "incorrect"
