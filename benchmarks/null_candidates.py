@@ -165,6 +165,16 @@ def pair_rows(r: dict) -> tuple[list[float], list[list[float]]]:
     return [r["speedup"]], [r["within"]]
 
 
+def first_pair_rounds(r: dict) -> dict:
+    """A row with only its first worker pair's rounds (a score of several pairs keeps all of theirs,
+    one pair's after another): what the rounds' own analyses read, within one pair of processes."""
+    count = len(pair_rows(r)[0])
+    rounds = r.get("rounds") or {}
+    if count < 2 or not all(rounds.get(side) for side in ("candidate", "eager")):
+        return r
+    return {**r, "rounds": {side: values[:len(values) // count] for side, values in rounds.items()}}
+
+
 def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
     """What the first k worker pairs alone would have given, for each k below the fewest a row has:
     the score (their speedups' geometric mean), its error, how far a problem's two scores lie apart,
@@ -307,9 +317,10 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
                                   for (low, high), r in zip(held_intervals, judged)) if judged else 0.0
         print(f"  {name:<9} holds 1.0 in {held} of {len(judged)} ({held / max(len(judged), 1):.0%}); "
               f"median width {width:.2%} of the speedup")
-    spread = round_spread(judged)
+    by_round = [first_pair_rounds(r) for r in judged]  # a score of several pairs holds every pair's rounds
+    spread = round_spread(by_round)
     if spread is not None:
-        counts = sorted(len((r.get("rounds") or {}).get("candidate") or []) for r in judged)
+        counts = sorted(len((r.get("rounds") or {}).get("candidate") or []) for r in by_round)
         print(f"  between rounds of one evaluation, the log speedup's standard deviation: {spread:.2%} "
               f"(root mean square over evaluations); rounds per evaluation: median {statistics.median(counts):g} "
               f"({counts[0]}-{counts[-1]})")
@@ -332,10 +343,10 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
     if differences:  # issue 30's goal: at most 0.25% at the median and 1.0% at p90
         print(f"  two scores of a problem differ by {statistics.median(differences):.2%} at the median, "
               f"{p90(differences):.2%} at p90, {differences[-1]:.2%} at most ({len(differences)} problems)")
-    fewer_rounds(judged, between_sd)
+    fewer_rounds(by_round, between_sd)
     fewer_pairs(judged, between_sd)
-    split_between_pairs(judged)
-    round_estimators(judged)
+    split_between_pairs(by_round)
+    round_estimators(by_round)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
