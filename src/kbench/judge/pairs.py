@@ -76,11 +76,8 @@ def more_pairs(verdicts: list[Verdict], settings: TimingSettings, repository: bo
         return False
     if count < settings.pairs:
         return True
-    current = combined(verdicts, repository) if count > 1 else verdicts[0]
-    return any(max(math.log(speedup / low) if low > 0 else math.inf, math.log(high / speedup))
-               > settings.target_pair_error
-               for column, (low, high) in current.speedup_interval.items()
-               if (speedup := current.speedup.get(column)))
+    return any(max(_half_widths(speedup, interval)) > settings.target_pair_error
+               for speedup, interval, _ in _column_speedups(verdicts, repository).values())
 
 
 def combined(verdicts: list[Verdict], repository: bool = False) -> Verdict:
@@ -89,10 +86,7 @@ def combined(verdicts: list[Verdict], repository: bool = False) -> Verdict:
     and phases of all; the pairs' own speedups and within intervals kept in ``timing``
     (``pair_speedups``, ``pair_intervals_within``), from which any fewer pairs can be scored."""
     first = verdicts[0]
-    between_sd = between_process_sd(first.device, repository)
-    columns = {column: combined_speedup([v.speedup[column] for v in verdicts],
-                                        [v.speedup_interval_within.get(column) for v in verdicts], between_sd)
-               for column in _columns(verdicts)}
+    columns = _column_speedups(verdicts, repository)
     speedup = {column: each[0] for column, each in columns.items()}
     timing = {**_combined_timing([v.timing for v in verdicts]),
               "pair_speedups": {column: [v.speedup[column] for v in verdicts] for column in speedup},
@@ -140,6 +134,14 @@ def combined_speedup(speedups: list[float], withins: list[list[float] | None],
             [math.exp(centre - factor * math.hypot(within_below, between)),
              math.exp(centre + factor * math.hypot(within_above, between))],
             [math.exp(centre - within_below), math.exp(centre + within_above)])
+
+
+def _column_speedups(verdicts: list[Verdict], repository: bool) -> dict[str, tuple[float, list[float], list[float]]]:
+    """``combined_speedup`` of every column the pairs all measured (one pair: its own interval again)."""
+    between_sd = between_process_sd(verdicts[0].device, repository)
+    return {column: combined_speedup([v.speedup[column] for v in verdicts],
+                                     [v.speedup_interval_within.get(column) for v in verdicts], between_sd)
+            for column in _columns(verdicts)}
 
 
 def _columns(verdicts: list[Verdict]) -> list[str]:
