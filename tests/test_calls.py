@@ -5,6 +5,7 @@ output to its call. No worker runs here: reports are written as a worker
 
 import gc
 import json
+import math
 import os
 import subprocess
 import sys
@@ -299,6 +300,24 @@ def test_the_gpu_digest_kernel_is_the_defined_sums_of_the_bytes():
     assert {"float32", "wrapping-64", "half", "bytes", "padded-slice", "halo", "strided-vector"} <= set(found)
     assert "gaps-4d" not in found  # left to PyTorch
     assert {name: sums for name, (sums, defined) in found.items() if sums != defined} == {}
+
+
+def test_a_dense_tensor_of_any_size_takes_the_digest_kernel_variant_a_worker_warms():
+    """Each tile width is a kernel Triton builds on its first use in a process: every dense
+    tensor's blocks take the one a worker builds at its start (outputs.warm_digest), whatever its
+    size; a view with gaps takes a narrower one only where its rows are short."""
+    from kbench.judge import gpu_digest, outputs
+
+    def widths(tensor):
+        blocks = outputs._blocks(outputs._words(tensor))
+        return {gpu_digest.column_tile_for(math.prod(b.shape[:-1]), b.shape[-1])
+                for b, _ in blocks}
+
+    for count in (1, 7, 4095, 4096, 4097, 3 * 4096 + 5, 10**6 + 3):
+        assert widths(torch.zeros(count)) == {gpu_digest.COLUMN_TILES[-1]}, count
+    assert widths(outputs._words(torch.zeros(64, 4097))[:, :4096]) == {gpu_digest.COLUMN_TILES[-1]}
+    assert widths(torch.zeros(64, 40)[:, :9]) == {16}
+    assert widths(torch.zeros(64, 400)[:, :100]) == {128}
 
 
 @pytest.mark.gpu

@@ -42,6 +42,32 @@ def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, mo
     assert not [p for p in (tmp_path / "candidates").iterdir() if p.name.startswith("spare-")]
 
 
+def test_a_solutions_cache_never_writes_over_what_the_spare_built_as_it_started(tmp_path, monkeypatch):
+    """A spare's candidate worker builds the digest kernel in its build folder as it starts, and has
+    its launcher loaded from there: the solution's cache, copied in when the spare is taken, adds
+    what is missing and leaves those files as they are (written over, a loaded library crashed
+    every later worker pair on the H200)."""
+    monkeypatch.setenv("KBENCH_CACHE", str(tmp_path))
+    cache = candidate_build_dir("c" * 64)
+    for name in ("triton/key/launcher.so", "torch_extensions/ext/ext.so"):
+        (cache / name).parent.mkdir(parents=True, exist_ok=True)
+        (cache / name).write_text("from the solution's cache")
+    spares = Spares("cpu", None, depth=1)
+    try:
+        spares.prepare()
+        loaded = spares._ready[0].build / "triton" / "key" / "launcher.so"
+        loaded.parent.mkdir(parents=True)
+        loaded.write_text("built by the spare")
+        inode = loaded.stat().st_ino
+        taken = spares.take("c" * 64, None)
+        assert loaded.read_text() == "built by the spare" and loaded.stat().st_ino == inode
+        assert (taken.build / "torch_extensions/ext/ext.so").read_text() == "from the solution's cache"
+        assert not [p for p in taken.build.rglob("*") if p.name.endswith(".part")]
+        taken.finish()
+    finally:
+        spares.close()
+
+
 def test_a_batch_takes_each_evaluations_workers_from_spares_when_asked(monkeypatch):
     taken = []
     original = Spares.take

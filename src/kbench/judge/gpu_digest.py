@@ -22,7 +22,11 @@ import triton
 import triton.language as tl
 
 TILE_WORDS = 4096
-MAX_COLUMNS = 1024
+# A tile's widths: every width is a variant Triton compiles on its first use in a process (about
+# a second each in a fresh worker on the H200), so few of them. A dense tensor's blocks (rows of
+# 4096 words, and a tail that is one row) all take the widest; a view with gaps takes the narrowest
+# that holds its last dimension, wasting at most 8 of 9 lanes on the way.
+COLUMN_TILES = (16, 128, 1024)
 
 
 # Specialised only on what changes its code (the words' type, whether they lie side by side):
@@ -61,6 +65,13 @@ def launch_count(device: torch.device) -> int:
     return 4
 
 
+def column_tile_for(rows: int, columns: int) -> int:
+    """The tile width for a block of ``rows`` rows of ``columns`` words (COLUMN_TILES)."""
+    if rows == 1:
+        return COLUMN_TILES[-1]
+    return next((tile for tile in COLUMN_TILES if tile >= columns), COLUMN_TILES[-1])
+
+
 def block_sums(blocks: list[tuple[torch.Tensor, int]]) -> tuple[int, int]:
     """The sum of the blocks' words and their sum weighted by position (a block's first word at
     the position given with it, the rest in the standard order after it), modulo 2^64. Every
@@ -70,7 +81,7 @@ def block_sums(blocks: list[tuple[torch.Tensor, int]]) -> tuple[int, int]:
         shape = [1] * (3 - block.dim()) + list(block.shape)
         strides = [0] * (3 - block.dim()) + list(block.stride())
         rows, columns = shape[0] * shape[1], shape[2]
-        column_tile = min(triton.next_power_of_2(columns), MAX_COLUMNS)
+        column_tile = column_tile_for(rows, columns)
         row_tile = max(1, TILE_WORDS // column_tile)
         programs = max(1, min(launch_count(block.device), triton.cdiv(rows, row_tile)))
         rows_per_program = triton.cdiv(triton.cdiv(rows, programs), row_tile) * row_tile

@@ -198,6 +198,16 @@ def _sums(data: torch.Tensor) -> tuple[int, int]:
     return total % (1 << 64), weighted % (1 << 64)
 
 
+def warm_digest(device: torch.device) -> None:
+    """Digest a dense tensor of each word type on ``device`` once, so that the GPU digest
+    kernel's usual variants are built and loaded now (at a worker's start, before any candidate
+    code and while a worker started ahead waits) rather than in the first judged call's untimed
+    work, where they cost a fresh worker about a second (benchmarks/first_call.py)."""
+    if device.type == "cuda" and _gpu_block_sums is not None:
+        for word in WORD_TYPES.values():
+            _sums(torch.zeros(FINGERPRINT_ROW_WORDS + 1, dtype=word, device=device))
+
+
 def _words(data: torch.Tensor) -> torch.Tensor:
     """The tensor viewed as integer words of its elements' width, at most 8 bytes."""
     if data.element_size() > 8 and data.stride(-1) != 1:

@@ -112,7 +112,7 @@ class Spares:
             BACKGROUND.remove(worker)
         cache = candidate_build_dir(solution_sha256)
         if cache.is_dir() and not any(cache.rglob("lock")):  # a build in progress is not copied half-made
-            shutil.copytree(cache, pair.build, symlinks=True, dirs_exist_ok=True)
+            shutil.copytree(cache, pair.build, symlinks=True, dirs_exist_ok=True, copy_function=_copy_if_absent)
             if self.sandbox is not None:
                 give_to_candidate(pair.build)
         if memory_limit_bytes:
@@ -142,6 +142,19 @@ class Spares:
     def close(self) -> None:
         while self._ready:
             self._ready.popleft().discard()
+
+
+def _copy_if_absent(source: str, destination: str) -> str:
+    """Copy a file of a solution's build cache into a spare's build folder, unless the spare has
+    it already: its worker built the digest kernel there as it started (kbench.judge.worker), and
+    has the kernel's launcher loaded from it; writing over a loaded library crashes the worker.
+    Whatever both hold is the same (Triton's cache is keyed by content). Written whole under
+    another name first, so that a worker still starting never reads half a file."""
+    if not os.path.lexists(destination):
+        partial = f"{destination}.{secrets.token_hex(4)}.part"
+        shutil.copy2(source, partial)
+        os.replace(partial, destination)
+    return destination
 
 
 _scope = threading.local()

@@ -70,6 +70,7 @@ from kbench.judge.outputs import (
     pack_output,
     save_output,
     unpack_output,
+    warm_digest,
 )
 from kbench.judge.quiet import launch_round_trips_ms
 from kbench.suite.problem import Problem, import_problem
@@ -382,12 +383,13 @@ def _die_with_the_judge() -> None:
 
 
 def _warm_up(device: str) -> None:
-    """Make the device's CUDA context now, while the worker waits for its first command
-    (a worker started ahead of need, kbench.judge.spares, is then ready at once)."""
+    """Make the device's CUDA context and the digest kernel now, while the worker waits for its
+    first command (a worker started ahead of need, kbench.judge.spares, is then ready at once)."""
     try:
         if device.startswith("cuda") and torch.cuda.is_available():
             torch.cuda.set_device(torch.device(device))
             torch.empty(1, device=device)
+            warm_digest(torch.device(device))
     except Exception:  # noqa: BLE001 - ``load`` meets the same fault and says whose it is
         pass
 
