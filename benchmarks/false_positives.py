@@ -7,19 +7,22 @@ honestly carries ``torch-compute``).
 
     PYTHONPATH=src python3 benchmarks/false_positives.py --out fp.json            # a GPU: all of it
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/false_positives.py --device cpu --load 2 --out fp.json
-    ... [--repeat 3] [--build-jobs 14] [--policy lenient|strict|off] [--only relu l2_] [--fast-timing]
+    ... [--repeat 3] [--build-jobs 14] [--policy lenient|strict|off] [--only relu l2_] [--fast-timing] [--pairs 4]
 
 ``--load N`` starts N processes that busy-loop on the CPU for the whole run (a shared
 machine), stopped at the end; ``--build-jobs N`` builds the solutions ahead on the CPUs
 while the device measures, as ``kbench run --build-jobs`` does. The default policy is
 ``lenient`` (integrity rules reject, style rules flag). The JSON holds every verdict
 (file, problem, repeat, status, reason, flags, wall seconds) and the run's settings.
+``--pairs N`` judges each solution in N worker pairs (kbench.judge.pairs): every pair is one
+more chance for a rule that reads a time to fire on an honest solution, which this counts.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import datetime
 import json
 import platform
@@ -128,8 +131,9 @@ def judge(rows: list[Honest], args: argparse.Namespace):
             jobs.append((honest, repeat))
     yield from skipped
     options = {"policy": args.policy, "size": args.size, "trials": args.trials, "timeout": args.timeout}
-    if args.fast_timing:
-        options["timing"] = FAST_TIMING
+    timing = FAST_TIMING if args.fast_timing else TimingSettings()
+    if args.fast_timing or args.pairs > 1:
+        options["timing"] = dataclasses.replace(timing, pairs=args.pairs)
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
     prebuild = lambda item, device: build(Solution.from_file(item[0].path), device,  # noqa: E731
                                           problem=find_problem(item[0].problem), size=args.size)
@@ -200,6 +204,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--fast-timing", action="store_true",
                         help="the exploit suite's short timing protocol (for the Triton interpreter)")
+    parser.add_argument("--pairs", type=int, default=1, help="worker pairs each solution is judged in")
     parser.add_argument("--out", type=Path, required=True, help="a JSON of every verdict and the settings")
     args = parser.parse_args()
     args.device = resolve_device(args.device)

@@ -8,7 +8,7 @@
 #   AUDIT_TASKS='pointkit/knn-topk' REPLAY_TASKS='tinylm/top-k-select' REPLAY_KINDS=experts bash benchmarks/gpu_checks.sh tasks-audit replays
 #
 # Steps: build-scaling (N cold typical load_inline builds at once, for N in SCALING, default "1 4 8 14"),
-# build-paths (one solution built plainly, by the judge, sandboxed; alone and 7 at once: BUILD_PATHS_ARGS), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files),
+# build-paths (one solution built plainly, by the judge, sandboxed; alone and 7 at once: BUILD_PATHS_ARGS), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files, CORPUS_ARGS such as "--pairs 3"),
 # exploits (every GPU exploit and twin; EXPLOITS_K="twin or ..." for some, pytest's -k), gpu-tests (tests/test_gpu.py and the other GPU-marked
 # tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
@@ -36,7 +36,7 @@ print('variables a candidate is not given:', ' '.join(sorted(set(e) - set(candid
 run_step() {
     local step=$1 limit=$2
     case $step in
-        corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 ${CORPUS_ONLY:+--only $CORPUS_ONLY} \
+        corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 ${CORPUS_ONLY:+--only $CORPUS_ONLY} ${CORPUS_ARGS:-} \
             --out "$WORK/corpus.json" ;;
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v ${EXPLOITS_K:+-k "$EXPLOITS_K"} tests/test_exploits.py ;;
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
