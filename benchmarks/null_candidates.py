@@ -285,6 +285,37 @@ def round_estimators(judged: list[dict]) -> None:
           "(rms): " + ", ".join(f"{name} {rms_log(values):.2%}" for name, values in scores.items()))
 
 
+def bias_by_round(judged: list[dict]) -> None:
+    """The mean ln(eager round / candidate round) at each position of a pair's rounds, over every
+    pair of every row, with its standard error, and each side's round against its pair's median
+    round: a null candidate's small handicap (a negative mean ln(speedup)), if it lives in the first
+    rounds (a GPU whose clocks settle as the timing goes on, the candidate being timed first in every
+    round), shows here as a trend by position."""
+    ratios, sides = defaultdict(list), {"candidate": defaultdict(list), "eager": defaultdict(list)}
+    for r in with_rounds(judged):
+        count = len(pair_rows(r)[0])
+        candidate, eager = r["rounds"]["candidate"], r["rounds"]["eager"]
+        per_pair = len(candidate) // count
+        if per_pair * count != len(candidate):
+            continue  # pairs of different round counts: their positions do not line up
+        for start in range(0, len(candidate), per_pair):
+            pair = {"candidate": candidate[start:start + per_pair], "eager": eager[start:start + per_pair]}
+            middle = statistics.median(pair["candidate"] + pair["eager"])
+            for position, (c, e) in enumerate(zip(pair["candidate"], pair["eager"])):
+                ratios[position].append(math.log(e / c))
+                for side, value in (("candidate", c), ("eager", e)):
+                    sides[side][position].append(math.log(value / middle))
+    positions = [p for p in sorted(ratios) if len(ratios[p]) >= 2]
+    if not positions:
+        return
+    print(f"  by round position ({len(ratios[positions[0]])} worker pairs): mean ln(eager / candidate) "
+          + ", ".join(f"{p + 1}: {statistics.fmean(ratios[p]):+.2%} ± {statistics.stdev(ratios[p]) / math.sqrt(len(ratios[p])):.2%}"
+                      for p in positions))
+    for side, values in sides.items():
+        print(f"    {side}'s round against its pair's median round: "
+              + ", ".join(f"{p + 1}: {statistics.fmean(values[p]):+.2%}" for p in positions))
+
+
 def rms_log(speedups: list[float]) -> float:
     """The root mean square of ln(speedup): a null candidate's whole error, between processes included."""
     return math.sqrt(statistics.fmean(math.log(s) ** 2 for s in speedups))
@@ -347,6 +378,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
     fewer_pairs(judged, between_sd)
     split_between_pairs(by_round)
     round_estimators(by_round)
+    bias_by_round(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
