@@ -131,9 +131,25 @@ def test_settings_that_cannot_be_honoured_are_refused(settings):
         check_settings(settings, "cpu")
 
 
-def test_two_pairs_on_the_cpu_end_to_end(tmp_path):
+def test_two_pairs_on_the_cpu_end_to_end(tmp_path, monkeypatch):
     """The whole path: two evaluations of the ReLU example, each in its own workers, one verdict; the
-    trial at the problem's other size in the first pair only."""
+    trial at the problem's other size in the first pair only; the second pair's workers started
+    during the first (one pair ahead), and the one left over closed."""
+    from kbench.judge import spares as spares_module
+    from kbench.judge.sandbox import find_sandbox
+
+    taken, closed, take, close = [], [], spares_module.Spares.take, spares_module.Spares.close
+
+    def spying_take(self, *args, **kwargs):
+        taken.append(len(self._ready))  # pairs already started when a pair is taken
+        return take(self, *args, **kwargs)
+
+    def spying_close(self):
+        closed.append([worker.process.poll() is None for worker in self.workers()])
+        close(self)
+
+    monkeypatch.setattr(spares_module.Spares, "take", spying_take)
+    monkeypatch.setattr(spares_module.Spares, "close", spying_close)
     problem = tmp_path / "relu_mid.py"
     problem.write_text((EXAMPLES.parent / "level1" / "relu.py").read_text().replace(
         "batch_size = 16384\ndim = 32768", "batch_size = 32\ndim = 8192"))
@@ -149,6 +165,8 @@ def test_two_pairs_on_the_cpu_end_to_end(tmp_path):
         k: v for k, v in verdict.seeds.items() if k != "later_pairs"}  # fresh seeds in the second pair
     low, high = verdict.speedup_interval["eager"]
     assert low < verdict.speedup["eager"] < high
+    if find_sandbox() is not None:  # without one, each pair starts its own workers, as before
+        assert taken == [0, 1] and closed == [[True, True]]
 
 
 def test_eval_prints_each_pairs_speedup_beside_the_average():

@@ -33,14 +33,14 @@ from kbench.judge.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
-from kbench.judge.pairs import sampled
+from kbench.judge.pairs import most_pairs, sampled
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
 from kbench.judge.repeatability import widen
 from kbench.judge.rounds import RoundPlan
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
-from kbench.judge.spares import Spares, current, evaluation_workers
+from kbench.judge.spares import Spares, current, evaluation_workers, for_pairs
 from kbench.judge.timing import TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -95,9 +95,9 @@ def evaluate(
     an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can be set up here, unless
     ``sandbox=False`` (recorded in the verdict). ``progress`` is told each step as it starts ("trial 2 of 5"),
     for a display: never inside a timed call, and nothing it does changes the verdict. ``spares``: workers
-    started ahead (kbench.judge.spares; default: the executor thread's). A rejection that noise could have made
-    is a suspicion, evaluated again before it is a verdict (kbench.judge.confirmation); Unconfirmed when the two
-    evaluations disagree that way. With ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines
+    started ahead (kbench.judge.spares; default: the executor thread's, else for several worker pairs one pair
+    ahead of its own). A rejection that noise could have made is a suspicion, evaluated again before it is a
+    verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way. With ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines
     several evaluations, each in fresh workers (kbench.judge.pairs). ``sides``: each side's code beside the problem
     file, whose Model is then the candidate (kbench.judge.sides).
     """
@@ -120,9 +120,9 @@ def evaluate(
         evaluation.reference_side.code_columns = dict(sides.columns) if sides else {}
         return evaluation.run(measure_time)
 
-    kept = spares or current(device, confinement)
-    return sampled(lambda first: confirmed(lambda workers: judged(workers, first), kept, progress), timing,
-                   sides is not None, progress)
+    with for_pairs(spares or current(device, confinement), device, confinement, most_pairs(timing)) as kept:
+        return sampled(lambda first: confirmed(lambda workers: judged(workers, first), kept, progress), timing,
+                       sides is not None, progress)
 
 
 class _Evaluation:
