@@ -309,8 +309,8 @@ def bias_by_round(judged: list[dict]) -> None:
     if not positions:
         return
     print(f"  by round position ({len(ratios[positions[0]])} worker pairs): mean ln(eager / candidate) "
-          + ", ".join(f"{p + 1}: {statistics.fmean(ratios[p]):+.2%} ± {statistics.stdev(ratios[p]) / math.sqrt(len(ratios[p])):.2%}"
-                      for p in positions))
+          + ", ".join(f"{p + 1}: {statistics.fmean(ratios[p]):+.2%} ± "
+                      f"{statistics.stdev(ratios[p]) / math.sqrt(len(ratios[p])):.2%}" for p in positions))
     for side, values in sides.items():
         print(f"    {side}'s round against its pair's median round: "
               + ", ".join(f"{p + 1}: {statistics.fmean(values[p]):+.2%}" for p in positions))

@@ -97,9 +97,9 @@ def evaluate(
     for a display: never inside a timed call, and nothing it does changes the verdict. ``spares``: workers
     started ahead (kbench.judge.spares; default: the executor thread's, else for several worker pairs one pair
     ahead of its own). A rejection that noise could have made is a suspicion, evaluated again before it is a
-    verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way. With ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines
-    several evaluations, each in fresh workers (kbench.judge.pairs). ``sides``: each side's code beside the problem
-    file, whose Model is then the candidate (kbench.judge.sides).
+    verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way. With
+    ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines several evaluations, each in fresh workers
+    (kbench.judge.pairs). ``sides``: each side's code beside the problem file, its Model the candidate (.sides).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
