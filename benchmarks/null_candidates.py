@@ -100,7 +100,8 @@ def protocol_name(timing: TimingSettings) -> str:
 
 def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path, timing: TimingSettings):
     """Each problem's row: ``fresh``, one evaluation at a time, each starting its own
-    workers; ``batch``, through ``kbench.evaluate_many`` with workers started ahead
+    workers (a score of several pairs starts each later pair's during the one before,
+    kbench.judge.spares.for_pairs); ``batch``, through ``kbench.evaluate_many`` with workers started ahead
     (kbench.judge.spares); ``ab``, each problem judged both ways in turn (order
     alternating), spares started just before and closed just after each ``ahead`` one,
     so that what differs between the two is only the spares (their start, unlike in a
