@@ -131,9 +131,7 @@ def judge(rows: list[Honest], args: argparse.Namespace):
             jobs.append((honest, repeat))
     yield from skipped
     options = {"policy": args.policy, "size": args.size, "trials": args.trials, "timeout": args.timeout}
-    timing = FAST_TIMING if args.fast_timing else TimingSettings()
-    if args.fast_timing or args.pairs > 1:
-        options["timing"] = dataclasses.replace(timing, pairs=args.pairs)
+    options["timing"] = dataclasses.replace(FAST_TIMING if args.fast_timing else TimingSettings(), pairs=args.pairs)
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
     prebuild = lambda item, device: build(Solution.from_file(item[0].path), device,  # noqa: E731
                                           problem=find_problem(item[0].problem), size=args.size)
