@@ -10,7 +10,7 @@
 # Steps: build-scaling (N cold typical load_inline builds at once, for N in SCALING, default "1 4 8 14"),
 # build-paths (one solution built plainly, by the judge, sandboxed; alone and 7 at once: BUILD_PATHS_ARGS), corpus (the honest corpus, 14 builds beside; CORPUS_ONLY="word ..." for some files, CORPUS_ARGS such as "--pairs 3"),
 # exploits (every GPU exploit and twin; EXPLOITS_K="twin or ..." for some, pytest's -k), gpu-tests (tests/test_gpu.py and the other GPU-marked
-# tests but the exploits), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
+# tests but the exploits; GPU_TESTS_K for some), tasks-audit, replays (expert and do-nothing patches), worker-spread (the
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
 # patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
@@ -39,7 +39,8 @@ run_step() {
         corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 ${CORPUS_ONLY:+--only $CORPUS_ONLY} ${CORPUS_ARGS:-} \
             --out "$WORK/corpus.json" ;;
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v ${EXPLOITS_K:+-k "$EXPLOITS_K"} tests/test_exploits.py ;;
-        gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v tests --ignore=tests/test_exploits.py ;;
+        gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} tests \
+            --ignore=tests/test_exploits.py ;;
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;
         replays) timeout "$limit" "$PY" benchmarks/repo_replays.py ${REPLAY_TASKS:+--tasks $REPLAY_TASKS} \
             ${REPLAY_KINDS:+--kinds $REPLAY_KINDS} --out "$WORK/replays" ;;

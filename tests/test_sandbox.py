@@ -11,6 +11,7 @@ them first): the sandbox alone must hold, and the honest kernel still passes.
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import threading
@@ -211,3 +212,21 @@ def test_what_is_made_readable_under_a_fresh_tmp_is_reachable_by_the_candidate(t
     command = box.wrap(["/bin/cat", str(shared / "file.txt")], scratch=scratch, readable=[shared], env={})
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "visible"), done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands files to the candidate's uid")
+def test_a_file_that_vanishes_while_a_folder_is_handed_over_is_no_error(tmp_path, monkeypatch):
+    """A spare's candidate worker compiles into its build folder while the judge hands that folder
+    over (Triton renames its temporary files away): an entry gone mid-walk is skipped, the rest
+    change owner (it crashed a whole run on the H200 once, 2026-12-04)."""
+    kept = tmp_path / "kept.json"
+    kept.write_text("{}")
+    walk = os.walk
+
+    def walk_listing_a_vanished_file(path):
+        for root, dirs, files in walk(path):
+            yield root, dirs, files + ["tmp.pid_2_renamed-away"]
+
+    monkeypatch.setattr(sandbox.os, "walk", walk_listing_a_vanished_file)
+    sandbox.give_to_candidate(tmp_path)
+    assert (tmp_path.stat().st_uid, kept.stat().st_uid) == (sandbox.NOBODY, sandbox.NOBODY)

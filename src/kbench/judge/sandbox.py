@@ -24,6 +24,7 @@ carries it (a system ``bwrap`` works too).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
@@ -147,14 +148,20 @@ def python_dirs() -> list[Path]:
 
 
 def give_to_candidate(*paths: Path) -> None:
-    """As root, a candidate runs as uid 65534: the places it may write become its own."""
+    """As root, a candidate runs as uid 65534: the places it may write become its own.
+
+    A worker may already be writing there (a spare's candidate compiles the digest kernel into its
+    build folder while the judge copies a solution's cache in, and Triton renames its temporary
+    files away): an entry gone before its turn needs no owner, and one made after the walk is the
+    worker's own already."""
     if os.geteuid() != 0:
         return
     for path in paths:
         os.chown(path, NOBODY, NOBODY)
         for root, dirs, files in os.walk(path):
             for name in dirs + files:
-                os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
+                with contextlib.suppress(FileNotFoundError):
+                    os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
 
 
 def bwrap_binary() -> str | None:
