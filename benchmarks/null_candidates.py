@@ -94,6 +94,7 @@ def protocol_name(timing: TimingSettings) -> str:
             + (f",min_calls={timing.min_calls}" if timing.min_calls != default.min_calls else "")
             + (f",target_rel_error={timing.target_rel_error:g}"
                if timing.target_rel_error != default.target_rel_error else "")
+            + (f",warmup_seconds={timing.warmup_seconds:g}" if timing.warmup_seconds != default.warmup_seconds else "")
             + (f",pairs={timing.pairs}" if timing.pairs > 1 else "")
             + (f",max_pairs={timing.max_pairs},target_pair={timing.target_pair_error:g}" if timing.max_pairs else ""))
 
@@ -291,8 +292,10 @@ def bias_by_round(judged: list[dict]) -> None:
     pair of every row, with its standard error, and each side's round against its pair's median
     round: a null candidate's small handicap (a negative mean ln(speedup)), if it lives in the first
     rounds (a GPU whose clocks settle as the timing goes on, the candidate being timed first in every
-    round), shows here as a trend by position."""
+    round), shows here as a trend by position; and the problems whose first round it is largest in,
+    with their time per call (what kind of kernel it lives in)."""
     ratios, sides = defaultdict(list), {"candidate": defaultdict(list), "eager": defaultdict(list)}
+    by_problem = defaultdict(list)  # (first round's ratio, the later rounds' mean ratio, the pair's median ms)
     for r in with_rounds(judged):
         count = len(pair_rows(r)[0])
         candidate, eager = r["rounds"]["candidate"], r["rounds"]["eager"]
@@ -306,6 +309,10 @@ def bias_by_round(judged: list[dict]) -> None:
                 ratios[position].append(math.log(e / c))
                 for side, value in (("candidate", c), ("eager", e)):
                     sides[side][position].append(math.log(value / middle))
+            later = [math.log(e / c) for c, e in zip(pair["candidate"][1:], pair["eager"][1:])]
+            if later:
+                by_problem[r["problem"]].append((math.log(pair["eager"][0] / pair["candidate"][0]),
+                                                 statistics.fmean(later), middle))
     positions = [p for p in sorted(ratios) if len(ratios[p]) >= 2]
     if not positions:
         return
@@ -315,6 +322,12 @@ def bias_by_round(judged: list[dict]) -> None:
     for side, values in sides.items():
         print(f"    {side}'s round against its pair's median round: "
               + ", ".join(f"{p + 1}: {statistics.fmean(values[p]):+.2%}" for p in positions))
+    first_round = sorted((statistics.fmean(first for first, _, _ in pairs), problem, pairs)
+                         for problem, pairs in by_problem.items())
+    print("    largest in the first round: " + ", ".join(
+        f"{problem} {first:+.2%} (later rounds {statistics.fmean(rest for _, rest, _ in pairs):+.2%}, "
+        f"{statistics.median(ms for _, _, ms in pairs):.2f} ms, {len(pairs)} pairs)"
+        for first, problem, pairs in first_round[:5]))
 
 
 def rms_log(speedups: list[float]) -> float:
@@ -408,6 +421,8 @@ def main() -> None:
                         help="more rounds, up to this many, until the rounds' speedups agree (0: --rounds always)")
     parser.add_argument("--target", type=float, default=TimingSettings.target_speedup_error,
                         help="with --max-rounds: the rounds' 95%% half-width at which they stop (0.0025: 0.25%%)")
+    parser.add_argument("--warmup-seconds", type=float, default=TimingSettings.warmup_seconds,
+                        help="the candidate's warm-up before its first round (the first-round handicap, --report)")
     parser.add_argument("--min-calls", type=int, default=TimingSettings.min_calls, help="timed calls a round takes at least")
     parser.add_argument("--target-rel-error", type=float, default=TimingSettings.target_rel_error,
                         help="a round stops once its median's relative standard error is this small (or its budget ends)")
@@ -427,6 +442,7 @@ def main() -> None:
             timing = TimingSettings(rounds=args.rounds, new_placement_per_round=args.placed,
                                     max_rounds=args.max_rounds, target_speedup_error=args.target,
                                     min_calls=args.min_calls, target_rel_error=args.target_rel_error,
+                                    warmup_seconds=args.warmup_seconds,
                                     pairs=args.pairs, max_pairs=args.max_pairs,
                                     target_pair_error=args.target_pair_error)
             for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):

@@ -189,3 +189,18 @@ def test_eval_refuses_pairs_it_cannot_honour_as_a_usage_error(options):
                                     "--no-progress", *options])
     assert done.exit_code == 2, done.output
     assert "pairs" in done.output and "Traceback" not in done.output
+
+
+def test_a_score_of_several_pairs_keeps_as_many_ahead_as_its_later_pairs_can_take():
+    """One pair's untimed part is too short for the next pair's start (0.9 s of it left in `load` on
+    the H200): a score of three pairs or more keeps a batch's two ahead, one of two pairs just one, a
+    single pair or one without a sandbox none of its own."""
+    from kbench.judge.spares import PAIRS_AHEAD, Spares, for_pairs
+
+    def depth(pairs: int, sandbox=object(), spares=None):
+        with for_pairs(spares, "cpu", sandbox, pairs) as kept:
+            return kept.depth if kept is not None else None
+
+    batch = Spares("cpu", None)
+    assert [depth(8), depth(3), depth(2), depth(1), depth(8, sandbox=None)] == [PAIRS_AHEAD, 2, 1, None, None]
+    assert depth(8, spares=batch) == batch.depth

@@ -201,13 +201,15 @@ def start_ahead(device: str) -> None:
 def for_pairs(spares: Spares | None, device: str, sandbox: Sandbox | None, pairs: int) -> Iterator[Spares | None]:
     """The spares an evaluation of up to ``pairs`` worker pairs (kbench.judge.pairs) takes its
     workers from: ``spares`` where it has some (a batch's); else, for more than one pair and with a
-    sandbox, one pair kept starting ahead of its own, so that each later pair's workers start during
-    the pair before, as in a batch, rather than in that pair's ``load`` (about 2.8 s a pair one at a
-    time on the H200, docs/timing.md); the one left over closed after."""
+    sandbox, its own started ahead, so that later pairs' workers start during the pairs before, as in
+    a batch, rather than in their own ``load``. On the H200 a pair's start took 2.8 s of its ``load``
+    without them, 0.9 s with one pair ahead (it starts only while nothing is timed: one pair's
+    untimed part is too short, docs/timing.md); as many ahead as a batch keeps (PAIRS_AHEAD), no more
+    than the later pairs can take; those left over closed after."""
     if spares is not None or sandbox is None or pairs < 2:
         yield spares
         return
-    own = Spares(device, sandbox, depth=1)
+    own = Spares(device, sandbox, depth=min(PAIRS_AHEAD, pairs - 1))
     try:
         yield own
     finally:
