@@ -14,7 +14,7 @@
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
 # patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
-# "--target-rel-error 0.001 --problems level1/relu", "--rounds 8" or "--no-placed"), fingerprint (what the digest of a
+# "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed" or "--per-call"), fingerprint (what the digest of a
 # call's inputs and output costs), throughput
 # (40 CUDA builds in a run).
 set -u

@@ -8,7 +8,7 @@ and its median width. Each evaluation is appended to a JSON-lines file as it fin
 
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl [--problems ...] [--repeats 2] [--mode fresh|batch|ab]
         [--rounds N] [--placed | --no-placed] [--max-rounds M --target 0.0025] [--min-calls N] [--target-rel-error E]
-        [--pairs N] [--max-pairs M --target-pair-error 0.005]
+        [--pairs N] [--max-pairs M --target-pair-error 0.005] [--warmup-seconds S] [--per-call]
     PYTHONPATH=src python3 benchmarks/null_candidates.py --out null.jsonl --report
 
 The report also gives what issue 30 asks of a protocol: the two scores of each problem, how far apart
@@ -19,11 +19,14 @@ and ``--rounds`` sets the rounds: the protocol each row was judged with is kept 
 ``--pairs`` (``--max-pairs``) makes a score the average of that many (up to that many)
 evaluations, each in a fresh pair of workers (kbench.judge.pairs); each pair's speedup and
 within interval are kept in the row, and the report prices every count of pairs below it.
+``--per-call`` keeps every timed call of both sides (call_capture.py), for where a null candidate's
+handicap lives, call by call.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -32,6 +35,8 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
+
+from call_capture import CallCapture, per_call_report
 
 import kbench
 from kbench.judge import LocalExecutor
@@ -393,6 +398,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
     split_between_pairs(by_round)
     round_estimators(by_round)
     bias_by_round(judged)
+    per_call_report(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
         walls = sorted(r["wall_seconds"] for r in timed)
@@ -432,6 +438,9 @@ def main() -> None:
                         help="more of them, up to this many, until the interval is within --target-pair-error")
     parser.add_argument("--target-pair-error", type=float, default=TimingSettings.target_pair_error,
                         help="with --max-pairs: the 95%% interval's reach from the score at which they stop")
+    parser.add_argument("--per-call", action="store_true",
+                        help="keep each timed call of both sides in the row, with whether a checked call came just "
+                             "before it (call_capture.py): where the null candidate's handicap lives")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     parser.add_argument("--between-sd", type=float, default=None,
                         help="in the report, also the intervals with this between-process spread (0.002: 0.2%%)")
@@ -445,10 +454,14 @@ def main() -> None:
                                     warmup_seconds=args.warmup_seconds,
                                     pairs=args.pairs, max_pairs=args.max_pairs,
                                     target_pair_error=args.target_pair_error)
-            for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
-                print(json.dumps(done), flush=True)
-                with open(args.out, "a") as out:
-                    out.write(json.dumps(done) + "\n")
+            with CallCapture() if args.per_call else contextlib.nullcontext() as capture:
+                for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
+                    if capture is not None:
+                        done["per_call"] = capture.take(done["problem"], done["rounds"]["candidate"],
+                                                        len(done["pairs"]["pair_speedups"] or [None]))
+                    print(json.dumps({k: v for k, v in done.items() if k != "per_call"}), flush=True)
+                    with open(args.out, "a") as out:
+                        out.write(json.dumps(done) + "\n")
         print(f"{len(args.problems) * args.repeats} evaluations in {time.monotonic() - started:.1f} s of wall time")
     report([json.loads(line) for line in args.out.read_text().splitlines() if line.strip()], args.between_sd)
 

@@ -1,0 +1,111 @@
+"""Each timed call of a null candidate and of eager beside it, kept for the report (null_candidates.py --per-call).
+
+A null candidate scores a little below 1 on the H200, by about 0.3% on some problems in every run
+(conv2d_depthwise, group_norm) and not on others (docs/timing.md, "The stopping rule one at a time").
+A round's speedup is a ratio of medians, which cannot say which calls carry that handicap. Eager
+replays the candidate's seeds in the candidate's order, so call i of one side is call i of the
+other, on the same inputs: ln(eager_i / candidate_i) call by call, grouped by what came just before
+the call, tells where the handicap lives. The one thing only the candidate's round has is the
+judge's checks: after a call the judge picked, the reference checks it before the candidate gets
+its next order (kbench.judge.calls). So each call is kept with whether it came right after a checked
+call, beside its position in the round.
+
+``CallCapture`` wraps ``ReferenceSide.replay_round`` in this process (the judge runs in it): it
+reads what the round already holds and changes nothing judged. What it kept for a problem is handed
+to that problem's next verdict in order, and only where the rounds it kept are the verdict's (their
+medians match): a confirmation's extra evaluation, say, leaves the row without it rather than wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+import threading
+from collections import defaultdict, deque
+from typing import Any
+
+from kbench.judge.reference import ReferenceSide
+
+
+class CallCapture:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pairs: dict[str, deque[tuple[int, list[dict[str, Any]]]]] = defaultdict(deque)  # per problem
+        self._original = ReferenceSide.replay_round
+        self._numbers = itertools.count()  # each evaluation's side its own (an id() is reused once it is freed)
+
+    def __enter__(self) -> "CallCapture":
+        capture, original = self, self._original
+
+        def replay_round(side, workers, timed, rounds, series=None, round_index=None):
+            original(side, workers, timed, rounds, series, round_index)
+            if series is not None and series.get("eager"):
+                capture._keep(side, timed, series["eager"][-1])
+
+        ReferenceSide.replay_round = replay_round
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ReferenceSide.replay_round = self._original
+
+    def _keep(self, side: ReferenceSide, timed: Any, eager: Any) -> None:
+        after_check, previous_saved = [], False
+        for call in timed.calls:
+            if call.kind == "timed":
+                after_check.append(previous_saved)
+            previous_saved = call.saved is not None
+        kept = {"candidate_ms": [c.clock_ms for c in timed.timed()], "eager_ms": [c.clock_ms for c in eager.timed()],
+                "after_check": after_check}
+        with self._lock:
+            if not hasattr(side, "_call_capture"):  # a new evaluation (worker pair) of this problem
+                side._call_capture = next(self._numbers)
+                self._pairs[side.problem.id].append((side._call_capture, []))
+            pairs = self._pairs[side.problem.id]
+            next(rounds for number, rounds in reversed(pairs) if number == side._call_capture).append(kept)
+
+    def take(self, problem_id: str, candidate_rounds_ms: list[float] | None, pair_count: int) -> list | None:
+        """The rounds kept for the verdict of ``problem_id`` whose candidate round medians are
+        ``candidate_rounds_ms`` over ``pair_count`` pairs: a list per pair of its rounds; None where
+        what was kept is not those rounds."""
+        with self._lock:
+            pairs = self._pairs[problem_id]
+            taken = [pairs.popleft()[1] for _ in range(min(pair_count, len(pairs)))]
+        medians = [statistics.median(r["candidate_ms"]) for rounds in taken for r in rounds if r["candidate_ms"]]
+        if not candidate_rounds_ms or len(medians) != len(candidate_rounds_ms) or any(
+                not math.isclose(a, b, rel_tol=1e-9) for a, b in zip(medians, candidate_rounds_ms)):
+            return None
+        return taken
+
+
+def per_call_report(rows: list[dict]) -> None:
+    """Mean ln(eager_i / candidate_i) over the calls of every row that kept them, right after a
+    checked call against the others, the first call of a round against the rest, and the share
+    of the handicap the calls after a check carry (the score's mean with and without them)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    with_all, without_checked = [], []
+    for r in rows:
+        for rounds in r.get("per_call") or []:
+            for kept in rounds:
+                pairs = list(zip(kept["candidate_ms"], kept["eager_ms"], kept["after_check"]))
+                if not pairs or len(kept["candidate_ms"]) != len(kept["eager_ms"]):
+                    continue
+                for position, (c, e, after) in enumerate(pairs):
+                    ratio = math.log(e / c)
+                    groups["after a checked call" if after else "after an unchecked call"].append(ratio)
+                    groups["first call of a round" if position == 0 else "later calls"].append(ratio)
+                with_all.append(_median_ratio(pairs))
+                rest = [p for p in pairs if not p[2]]
+                if rest:
+                    without_checked.append(_median_ratio(rest))
+    if not with_all:
+        return
+    print(f"  call by call ({len(with_all)} rounds), mean ln(eager_i / candidate_i) on the same inputs: " + "; ".join(
+        f"{name} {statistics.fmean(v):+.2%} ± {statistics.stdev(v) / math.sqrt(len(v)):.2%} ({len(v)} calls)"
+        for name, v in groups.items() if len(v) >= 2))
+    print(f"    a round's ln(eager median / candidate median), mean over rounds: {statistics.fmean(with_all):+.3%} "
+          f"with every call, {statistics.fmean(without_checked):+.3%} without those right after a checked call")
+
+
+def _median_ratio(pairs: list[tuple[float, float, bool]]) -> float:
+    return math.log(statistics.median(e for _, e, _ in pairs) / statistics.median(c for c, _, _ in pairs))

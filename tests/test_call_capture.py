@@ -1,0 +1,102 @@
+"""benchmarks/call_capture.py: each timed call of both sides kept for the right verdict, with whether a
+checked call came just before it (what null_candidates.py --per-call measures on the GPU machine)."""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kbench.judge.reference import ReferenceSide
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "call_capture.py"
+
+
+@pytest.fixture(scope="module")
+def capture_module():
+    spec = importlib.util.spec_from_file_location("call_capture", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["call_capture"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class FakeCall:
+    kind: str
+    clock_ms: float
+    saved: Path | None = None
+
+
+@dataclass
+class FakeSeries:
+    calls: list[FakeCall]
+
+    def timed(self) -> list[FakeCall]:
+        return [c for c in self.calls if c.kind == "timed"]
+
+
+@dataclass
+class FakeProblem:
+    id: str
+
+
+class FakeSide:
+    def __init__(self, problem_id: str):
+        self.problem = FakeProblem(problem_id)
+
+
+def candidate_round(times: list[float], checked: set[int]) -> FakeSeries:
+    """A warm-up call, then timed calls; those at ``checked`` (timed positions) saved for a check."""
+    return FakeSeries([FakeCall("warmup", 9.0)] + [
+        FakeCall("timed", t, Path(f"call{i}.pt") if i in checked else None) for i, t in enumerate(times)])
+
+
+def replay(side: FakeSide, candidate: FakeSeries, eager_times: list[float], module):
+    """A round through the patched replay_round (the real one's effect faked: eager's series filled);
+    the capture, and what replay_round was once the capture ended."""
+    def filled(self, workers, timed, rounds, series=None, round_index=None):
+        series.setdefault("eager", []).append(FakeSeries([FakeCall("warmup", 9.0)] + [
+            FakeCall("timed", t) for t in eager_times]))
+
+    original, ReferenceSide.replay_round = ReferenceSide.replay_round, filled
+    try:
+        with module.CallCapture() as capture:
+            assert ReferenceSide.replay_round is not filled
+            ReferenceSide.replay_round(side, {}, candidate, {}, {}, 0)
+        return capture, ReferenceSide.replay_round is filled
+    finally:
+        ReferenceSide.replay_round = original
+
+
+def test_a_call_right_after_a_checked_one_is_marked_and_both_sides_line_up(capture_module):
+    side = FakeSide("level1/relu")
+    capture = capture_module.CallCapture()
+    capture._keep(side, candidate_round([1.0, 1.1, 1.2, 1.3], {0, 2}),
+                  FakeSeries([FakeCall("timed", t) for t in (0.9, 1.0, 1.1, 1.2)]))
+    [[kept]] = capture.take("level1/relu", [statistics.median([1.0, 1.1, 1.2, 1.3])], 1)
+    assert kept == {"candidate_ms": [1.0, 1.1, 1.2, 1.3], "eager_ms": [0.9, 1.0, 1.1, 1.2],
+                    "after_check": [False, True, False, True]}
+
+
+def test_what_was_kept_goes_to_its_own_problems_verdict_pair_by_pair_or_not_at_all(capture_module):
+    capture = capture_module.CallCapture()
+    first, second, other = FakeSide("level1/relu"), FakeSide("level1/relu"), FakeSide("level1/gelu")
+    for side, times in ((first, [1.0, 1.0]), (other, [5.0, 5.0]), (first, [2.0, 2.0]), (second, [3.0, 3.0])):
+        capture._keep(side, candidate_round(times, set()), FakeSeries([FakeCall("timed", t) for t in times]))
+    pairs = capture.take("level1/relu", [1.0, 2.0, 3.0], 2)  # two rounds in the first pair, one in the second
+    assert [[r["candidate_ms"] for r in rounds] for rounds in pairs] == [[[1.0, 1.0], [2.0, 2.0]], [[3.0, 3.0]]]
+    assert capture.take("level1/gelu", [4.0], 1) is None  # not the rounds that verdict measured
+    assert capture.take("level1/gelu", [5.0], 1) is None  # and what did not match is gone, not handed on
+
+
+def test_the_judge_is_itself_again_once_the_capture_ends(capture_module):
+    capture, restored = replay(FakeSide("level1/relu"), candidate_round([1.0, 2.0, 3.0], {1}), [1.5, 2.5, 3.5],
+                               capture_module)
+    assert restored
+    [[kept]] = capture.take("level1/relu", [2.0], 1)
+    assert kept["eager_ms"] == [1.5, 2.5, 3.5] and kept["after_check"] == [False, False, True]
