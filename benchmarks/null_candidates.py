@@ -335,6 +335,20 @@ def bias_by_round(judged: list[dict]) -> None:
         for first, problem, pairs in first_round[:5]))
 
 
+def bias_by_problem(judged: list[dict]) -> None:
+    """The problems whose null scores lie furthest below 1 on average, with how many of their
+    scores lie below 1: a handicap that every score of a problem shares is systematic, and no
+    count of pairs or rounds averages it away (it is what an interval narrowed by them misses)."""
+    scores = defaultdict(list)
+    for r in judged:
+        scores[r["problem"]].append(math.log(r["speedup"]))
+    lowest = sorted((statistics.fmean(logs), problem, logs) for problem, logs in scores.items() if len(logs) >= 2)
+    if lowest:
+        print("  furthest below 1, by problem: " + ", ".join(
+            f"{problem} {mean:+.2%} ({sum(x < 0 for x in logs)} of {len(logs)} scores below 1)"
+            for mean, problem, logs in lowest[:5]))
+
+
 def rms_log(speedups: list[float]) -> float:
     """The root mean square of ln(speedup): a null candidate's whole error, between processes included."""
     return math.sqrt(statistics.fmean(math.log(s) ** 2 for s in speedups))
@@ -398,6 +412,7 @@ def report(rows: list[dict], between_sd: float | None = None) -> None:
     split_between_pairs(by_round)
     round_estimators(by_round)
     bias_by_round(judged)
+    bias_by_problem(judged)
     per_call_report(judged)
     timed = [r for r in rows if r.get("wall_seconds")]
     if timed:  # what an evaluation costs (issue 16's figures), from the same runs
