@@ -81,30 +81,47 @@ class CallCapture:
 def per_call_report(rows: list[dict]) -> None:
     """Mean ln(eager_i / candidate_i) over the calls of every row that kept them, right after a
     checked call against the others, the first call of a round against the rest, and the share
-    of the handicap the calls after a check carry (the score's mean with and without them)."""
+    of the handicap the calls after a check carry (a round's score with and without them); over
+    all rows, then by problem."""
+    kept_rows = [r for r in rows if r.get("per_call")]
+    if not kept_rows:
+        return
+    summary = _call_summary(kept_rows)
+    print(f"  call by call ({summary['rounds']} rounds), mean ln(eager_i / candidate_i) on the same inputs: "
+          + "; ".join(_mean_line(name, values) for name, values in summary["groups"].items()))
+    print(f"    a round's ln(eager median / candidate median), mean over rounds: {summary['with']:+.3%} with every "
+          f"call, {summary['without']:+.3%} without those right after a checked call")
+    for problem in sorted({r["problem"] for r in kept_rows}):
+        by_problem = _call_summary([r for r in kept_rows if r["problem"] == problem])
+        groups = by_problem["groups"]
+        print(f"    {problem}: " + "; ".join(_mean_line(name, groups[name]) for name in (
+            "after a checked call", "after an unchecked call") if name in groups)
+              + f"; a round's score {by_problem['with']:+.3%}, {by_problem['without']:+.3%} without them")
+
+
+def _call_summary(rows: list[dict]) -> dict:
     groups: dict[str, list[float]] = defaultdict(list)
     with_all, without_checked = [], []
     for r in rows:
-        for rounds in r.get("per_call") or []:
+        for rounds in r["per_call"]:
             for kept in rounds:
                 pairs = list(zip(kept["candidate_ms"], kept["eager_ms"], kept["after_check"]))
-                if not pairs or len(kept["candidate_ms"]) != len(kept["eager_ms"]):
+                rest = [p for p in pairs if not p[2]]
+                if not rest or len(kept["candidate_ms"]) != len(kept["eager_ms"]):
                     continue
                 for position, (c, e, after) in enumerate(pairs):
                     ratio = math.log(e / c)
                     groups["after a checked call" if after else "after an unchecked call"].append(ratio)
                     groups["first call of a round" if position == 0 else "later calls"].append(ratio)
                 with_all.append(_median_ratio(pairs))
-                rest = [p for p in pairs if not p[2]]
-                if rest:
-                    without_checked.append(_median_ratio(rest))
-    if not with_all:
-        return
-    print(f"  call by call ({len(with_all)} rounds), mean ln(eager_i / candidate_i) on the same inputs: " + "; ".join(
-        f"{name} {statistics.fmean(v):+.2%} ± {statistics.stdev(v) / math.sqrt(len(v)):.2%} ({len(v)} calls)"
-        for name, v in groups.items() if len(v) >= 2))
-    print(f"    a round's ln(eager median / candidate median), mean over rounds: {statistics.fmean(with_all):+.3%} "
-          f"with every call, {statistics.fmean(without_checked):+.3%} without those right after a checked call")
+                without_checked.append(_median_ratio(rest))
+    return {"groups": groups, "rounds": len(with_all), "with": statistics.fmean(with_all or [math.nan]),
+            "without": statistics.fmean(without_checked or [math.nan])}
+
+
+def _mean_line(name: str, values: list[float]) -> str:
+    spread = f" ± {statistics.stdev(values) / math.sqrt(len(values)):.2%}" if len(values) >= 2 else ""
+    return f"{name} {statistics.fmean(values):+.2%}{spread} ({len(values)} calls)"
 
 
 def _median_ratio(pairs: list[tuple[float, float, bool]]) -> float:

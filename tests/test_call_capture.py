@@ -4,6 +4,7 @@ checked call came just before it (what null_candidates.py --per-call measures on
 from __future__ import annotations
 
 import importlib.util
+import math
 import statistics
 import sys
 from dataclasses import dataclass
@@ -100,3 +101,15 @@ def test_the_judge_is_itself_again_once_the_capture_ends(capture_module):
     assert restored
     [[kept]] = capture.take("level1/relu", [2.0], 1)
     assert kept["eager_ms"] == [1.5, 2.5, 3.5] and kept["after_check"] == [False, False, True]
+
+
+def test_the_report_finds_a_handicap_that_lives_in_the_calls_after_a_check(capture_module):
+    """A candidate 5% slower only right after a checked call: those calls carry all of it, and a
+    round's score without them is even."""
+    after = [False, True, False, False, True, False, False]
+    candidate = [1.05 if a else 1.0 for a in after]
+    rounds = [{"candidate_ms": candidate, "eager_ms": [1.0] * len(after), "after_check": after}] * 3
+    summary = capture_module._call_summary([{"problem": "level1/relu", "per_call": [rounds]}])
+    assert statistics.fmean(summary["groups"]["after a checked call"]) == pytest.approx(-math.log(1.05))
+    assert statistics.fmean(summary["groups"]["after an unchecked call"]) == pytest.approx(0.0)
+    assert summary["rounds"] == 3 and summary["without"] == pytest.approx(0.0)
