@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
 
 import pytest
@@ -204,3 +205,30 @@ def test_a_score_of_several_pairs_keeps_as_many_ahead_as_its_later_pairs_can_tak
     batch = Spares("cpu", None)
     assert [depth(8), depth(3), depth(2), depth(1), depth(8, sandbox=None)] == [PAIRS_AHEAD, 2, 1, None, None]
     assert depth(8, spares=batch) == batch.depth
+
+
+def simulated_scores(between: float, within: float, count: int = 400) -> tuple[float, float]:
+    """Null scores judged by the stopping rule (1 to 8 pairs, ±0.5%): each pair's log speedup off
+    by a between-process and a within-pair error; how often the interval held 1.0, and the
+    median count of pairs."""
+    rng = random.Random(11)
+    settings = TimingSettings(pairs=1, max_pairs=8, target_pair_error=0.005)
+    held, used = 0, []
+    for _ in range(count):
+        pairs = Pairs(*[pair(math.exp(rng.gauss(0, between) + rng.gauss(0, within)), within=1.959964 * within)
+                        for _ in range(8)])
+        low, high = sampled(pairs, settings).speedup_interval["eager"]
+        held += low <= 1.0 <= high
+        used.append(pairs.calls)
+    return held / count, statistics.median(used)
+
+
+def test_the_interval_keeps_its_promise_as_the_stopping_rule_narrows_it():
+    """Issue 30: out of sample, the interval of a score the pairs narrowed still holds the truth
+    (stopping when it looks narrow enough must not make it overconfident); where processes differ
+    twice as much as the calibration says, the pairs' disagreement widens it and takes more pairs
+    rather than letting coverage fall far."""
+    calibrated, pairs_calibrated = simulated_scores(between=0.004, within=0.0025)
+    twice, pairs_twice = simulated_scores(between=0.008, within=0.0025)
+    assert calibrated >= 0.93 and 2 <= pairs_calibrated <= 6
+    assert twice >= 0.8 and pairs_twice > pairs_calibrated
