@@ -127,8 +127,12 @@ def judge_all(problems: list[str], repeats: int, device: str, mode: str, directo
             try:
                 if spares is not None:
                     spares.prepare()  # started now; the evaluation's load waits for it
-                yield row(problem_id, kbench.evaluate(problem_id, candidate, device, policy="lenient", timing=timing,
-                                                      spares=spares), arm, timing)
+                verdict = kbench.evaluate(problem_id, candidate, device, policy="lenient", timing=timing, spares=spares)
+            except Exception as failure:  # noqa: BLE001 - a fault of the judge is a row; the device call goes on
+                yield {"problem": problem_id, "mode": arm, "protocol": protocol_name(timing), "status": "judge_error",
+                       "reason": f"{type(failure).__name__}: {failure}", "interval": None, "within": None}
+            else:
+                yield row(problem_id, verdict, arm, timing)
             finally:
                 if spares is not None:
                     spares.close()
