@@ -26,14 +26,13 @@ handicap lives, call by call.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import statistics
 import tempfile
 import time
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from call_capture import CallCapture, per_call_report
@@ -473,7 +472,7 @@ def main() -> None:
                                     warmup_seconds=args.warmup_seconds,
                                     pairs=args.pairs, max_pairs=args.max_pairs,
                                     target_pair_error=args.target_pair_error)
-            with CallCapture() if args.per_call else contextlib.nullcontext() as capture:
+            with CallCapture() if args.per_call else nullcontext() as capture:
                 for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
                     if capture is not None:
                         done["per_call"] = capture.take(done["problem"], done["rounds"]["candidate"],
