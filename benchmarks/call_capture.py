@@ -18,7 +18,6 @@ medians match): a confirmation's extra evaluation, say, leaves the row without i
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 import threading
@@ -31,9 +30,8 @@ from kbench.judge.reference import ReferenceSide
 class CallCapture:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pairs: dict[str, deque[tuple[int, list[dict[str, Any]]]]] = defaultdict(deque)  # per problem
+        self._pairs: dict[str, deque[list[dict[str, Any]]]] = defaultdict(deque)  # per problem, each pair's rounds
         self._original = ReferenceSide.replay_round
-        self._numbers = itertools.count()  # each evaluation's side its own (an id() is reused once it is freed)
 
     def __enter__(self) -> "CallCapture":
         capture, original = self, self._original
@@ -58,11 +56,10 @@ class CallCapture:
         kept = {"candidate_ms": [c.clock_ms for c in timed.timed()], "eager_ms": [c.clock_ms for c in eager.timed()],
                 "after_check": after_check}
         with self._lock:
-            if not hasattr(side, "_call_capture"):  # a new evaluation (worker pair) of this problem
-                side._call_capture = next(self._numbers)
-                self._pairs[side.problem.id].append((side._call_capture, []))
-            pairs = self._pairs[side.problem.id]
-            next(rounds for number, rounds in reversed(pairs) if number == side._call_capture).append(kept)
+            if not hasattr(side, "_call_capture"):  # a new evaluation (worker pair) of this problem: its rounds
+                side._call_capture = []
+                self._pairs[side.problem.id].append(side._call_capture)
+            side._call_capture.append(kept)
 
     def take(self, problem_id: str, candidate_rounds_ms: list[float] | None, pair_count: int) -> list | None:
         """The rounds kept for the verdict of ``problem_id`` whose candidate round medians are
@@ -70,7 +67,7 @@ class CallCapture:
         what was kept is not those rounds."""
         with self._lock:
             pairs = self._pairs[problem_id]
-            taken = [pairs.popleft()[1] for _ in range(min(pair_count, len(pairs)))]
+            taken = [pairs.popleft() for _ in range(min(pair_count, len(pairs)))]
         medians = [statistics.median(r["candidate_ms"]) for rounds in taken for r in rounds if r["candidate_ms"]]
         if not candidate_rounds_ms or len(medians) != len(candidate_rounds_ms) or any(
                 not math.isclose(a, b, rel_tol=1e-9) for a, b in zip(medians, candidate_rounds_ms)):

@@ -1,3 +1,5 @@
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +9,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEM = FIXTURES / "problems" / "linear_tanh.py"
 SOLUTIONS = FIXTURES / "solutions"
 EXAMPLES = Path(__file__).parent.parent / "src" / "kbench" / "suite" / "examples"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """A script of benchmarks/ as a module (they run on the GPU machine; their logic is tested here)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 # Whole modules that judge many solutions or problems end to end (the exploit suite, the

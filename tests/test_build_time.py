@@ -3,25 +3,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import stat
-import sys
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "build_time.py"
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bt():
-    spec = importlib.util.spec_from_file_location("build_time", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_time"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("build_time")
 
 
 def test_ninja_steps_per_target_and_link(bt):

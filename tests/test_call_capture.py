@@ -3,27 +3,20 @@ checked call came just before it (what null_candidates.py --per-call measures on
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import statistics
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 
 from kbench.judge.reference import ReferenceSide
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "call_capture.py"
 
 
 @pytest.fixture(scope="module")
 def capture_module():
-    spec = importlib.util.spec_from_file_location("call_capture", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["call_capture"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("call_capture")
 
 
 @dataclass

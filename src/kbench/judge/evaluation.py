@@ -95,8 +95,8 @@ def evaluate(
     an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can be set up here, unless
     ``sandbox=False`` (recorded in the verdict). ``progress`` is told each step as it starts ("trial 2 of 5"),
     for a display: never inside a timed call, and nothing it does changes the verdict. ``spares``: workers
-    started ahead (kbench.judge.spares; default: the executor thread's, else for several worker pairs one pair
-    ahead of its own). A rejection that noise could have made is a suspicion, evaluated again before it is a
+    started ahead (kbench.judge.spares; default: the executor thread's, else for several worker pairs its own,
+    spares.for_pairs). A rejection that noise could have made is a suspicion, evaluated again before it is a
     verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way. With
     ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines several evaluations, each in fresh workers
     (kbench.judge.pairs). ``sides``: each side's code beside the problem file, its Model the candidate (.sides).
