@@ -4,6 +4,7 @@ output to its call. No worker runs here: reports are written as a worker
 (honest or not) would send them."""
 
 import gc
+from dataclasses import replace
 import json
 import math
 import os
@@ -15,7 +16,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, record_index, trusted_clock_findings
+from kbench.judge.calls import (
+    SETTLE_CALLS,
+    Call,
+    CallDriver,
+    Checks,
+    ProtocolViolation,
+    record_index,
+    trusted_clock_findings,
+)
 from kbench.judge.outputs import (
     check_saved_call,
     copy_packed,
@@ -87,11 +96,38 @@ def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
     for _ in range(30):
         driver = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
         drive(driver)
-        assert len(driver.timed()) == 40 and len(driver.calls) == 42
+        settled = [c for c in driver.calls if c.kind == "settle"]
+        assert len(driver.timed()) == 40 and len(driver.calls) == 42 + len(settled)
         saved_per_round.append(len([c for c in driver.timed() if c.saved]))
     assert min(saved_per_round) >= 1
     assert max(saved_per_round) < 40  # a sample, not every call
     assert len(set(saved_per_round)) > 1  # not a fixed pattern either
+
+
+def test_the_calls_after_a_check_settle_untimed_and_eager_replays_them_so(tmp_path):
+    """The calls right after a checked one ran slow on the H200 (the candidate waited while
+    the reference checked); they settle, neither timed nor checked, and eager's replay
+    settles on the very same calls, so both sides' timed calls are still the same inputs."""
+    settings = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=40, max_calls=40, budget_seconds=60.0)
+    settled_rounds = 0
+    for _ in range(20):
+        candidate = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
+        drive(candidate)
+        kinds = [c.kind for c in candidate.calls]
+        for call in candidate.calls:
+            after = kinds[call.index + 1:call.index + 1 + SETTLE_CALLS]
+            if call.saved:
+                assert "timed" not in after
+                assert all(k == "settle" for k in after if k != "warmup")
+        assert not any(c.saved for c in candidate.calls if c.kind == "settle")
+        settled_rounds += "settle" in kinds
+        replay = replace(settings, min_calls=40, max_calls=40, target_rel_error=0.0)
+        eager = CallDriver(replay, SeedFeed([c.seed for c in candidate.calls]), kinds=kinds)
+        drive(eager)
+        assert [c.kind for c in eager.calls] == kinds
+        assert [c.seed for c in eager.timed()] == [c.seed for c in candidate.timed()]
+        assert len(eager.rule.samples) == 40
+    assert settled_rounds >= 10  # about two of 40 timed calls checked, rarely the last one alone
 
 
 def test_the_recorded_trial_is_a_secret_one_but_never_the_models_first_call(tmp_path):

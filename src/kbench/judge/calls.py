@@ -41,6 +41,13 @@ TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
 TRUSTED_SLACK_MS = {"cuda": 0.3, "cpu": 2.0}
 TRUSTED_FRACTION = {"cuda": 0.05, "cpu": 0.5}
 CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least one)
+# Calls after a checked one that settle rather than count. While the reference checks a call, the
+# candidate waits; its next calls then ran slow on the H200 (the first 15%, the next five 4% down to
+# 1%: the launch after a pause is cold, and letting go of the handed-over device buffer is an unmap),
+# where eager's replay had no pause: most of the null candidate's handicap (docs/timing.md, "Where
+# the null handicap lived"). Eager's replay settles on the same calls (``CallDriver.kinds``), so
+# both sides' timed calls stay the same inputs, and neither side's pause is in the score.
+SETTLE_CALLS = 6
 
 
 class ProtocolViolation(Exception):
@@ -57,7 +64,7 @@ class Call:
 
     index: int
     seed: int
-    kind: str  # "warmup" or "timed"
+    kind: str  # "warmup", "timed" or "settle" (after a check: SETTLE_CALLS)
     recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
     judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported returned
     digest_ms: float = 0.0  # the judge's clock: call reported returned -> its fingerprints reported
@@ -78,16 +85,21 @@ def timed_calls(calls: list[Call]) -> list[Call]:
 class Checks:
     """Which calls of a series the judge asks to be saved: every one (trials) or,
     for timed rounds, a secret random few, about ``per_round`` of the timed calls
-    (from the pace so far and what is left of the budget) and at least one."""
+    (from the pace so far and what is left of the budget) and at least one; in timed
+    rounds the ``settle`` calls after each check are neither timed nor checked
+    (what one returns counts for nothing, and its inputs are no timed call's)."""
 
     def __init__(self, directory: Path, prefix: str, every: bool = False, per_round: float = CHECKS_PER_ROUND):
         self.directory, self.prefix = directory, prefix
         self.every, self.per_round = every, per_round
+        self.settle = 0 if every else SETTLE_CALLS
         self._random = random.SystemRandom()
 
     def wanted(self, call: Call, rule: StopRule, calls: list[Call], last: bool) -> bool:
         if self.every:
             return True
+        if call.kind == "settle":
+            return False
         if call.kind == "warmup":
             return self._random.random() < 1.0 / max(1, rule.settings.warmup_calls)
         timed = timed_calls(calls)
@@ -132,7 +144,9 @@ class CallDriver:
     the series' first ``min_calls`` (all of a trial series) but the first
     (``record_index``), is the one the worker is told to record the operations
     of (``record_at``): the recorded call is one of the judged calls, at a place
-    only the judge knows.
+    only the judge knows. ``kinds``: each call's kind as another series had it
+    (eager's replay of a candidate's round, its settling calls included) instead
+    of the rule's; the rule still counts them.
 
     Every report is checked before it is used: one the protocol does not
     allow is ``WorkerLost("protocol")``, a reading no clock gives (NaN,
@@ -142,8 +156,11 @@ class CallDriver:
     def __init__(self, settings: TimingSettings, seeds: Callable[[], int], checks: Checks | None = None,
                  deadline: float | None = None, on_call: Callable[[Call], None] | None = None,
                  on_saved: Callable[[Call], Any] | None = None, *,
-                 on_finding: Callable[[Finding], None] | None = None, record: bool = False):
+                 on_finding: Callable[[Finding], None] | None = None, record: bool = False,
+                 kinds: list[str] | None = None):
         self.rule = StopRule(settings, deadline)
+        self.kinds = None if kinds is None else list(kinds)
+        self._settling = 0  # calls left to settle after the last check
         self.deadline = deadline if deadline is not None else float("inf")
         self.seeds = seeds
         self.checks = checks
@@ -170,7 +187,7 @@ class CallDriver:
             return {"digest": True}
         if "done" in report:
             call = self._reported(report["done"], received)
-            self._upcoming = self.rule.next_call()
+            self._upcoming = self._next_kind()
             if self.checks is not None and self.checks.wanted(call, self.rule, self.calls, self._upcoming is None):
                 call.saved = self.checks.path(call)
                 return {"save": str(call.saved)}
@@ -182,8 +199,13 @@ class CallDriver:
         elif self.calls:
             raise WorkerLost("protocol", "the worker asked for an order twice")
         else:
-            self._upcoming = self.rule.next_call()
+            self._upcoming = self._next_kind()
         return self._hand_out()
+
+    def _next_kind(self) -> str | None:
+        if self.kinds is not None:
+            return self.kinds.pop(0) if self.kinds else None
+        return self.rule.next_call()
 
     def _called(self, called: Any, received: float) -> None:
         call = self.open
@@ -231,14 +253,19 @@ class CallDriver:
             started = time.monotonic()
             last.comparison = self.on_saved(last)
             self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
+        if self.checks is not None:
+            self._settling = self.checks.settle
 
     def _hand_out(self) -> dict[str, Any]:
         """The next call's seed (the judge's clock starts now), or stop."""
         if self._upcoming is None:
             self.finished = True
             return {"stop": True}
-        index = len(self.calls)
-        self.open = Call(index=index, seed=self.seeds(), kind=self._upcoming, recorded=index == self.record_at)
+        index, kind = len(self.calls), self._upcoming
+        if self._settling:
+            self._settling -= 1
+            kind = "settle" if kind == "timed" else kind
+        self.open = Call(index=index, seed=self.seeds(), kind=kind, recorded=index == self.record_at)
         order: dict[str, Any] = {"seed": self.open.seed}
         if self.open.recorded:
             order["record"] = True

@@ -264,15 +264,16 @@ class ReferenceSide:
         return workers
 
     def time(self, worker: Worker, column: str, settings: TimingSettings, seeds: SeedFeed,
-             round_index: int | None = None) -> TimedSeries:
-        """One series of timed calls of a reference worker, driven from here."""
-        driver = CallDriver(settings, seeds)
+             round_index: int | None = None, kinds: list[str] | None = None) -> TimedSeries:
+        """One series of timed calls of a reference worker, driven from here (``kinds``: CallDriver's)."""
+        driver = CallDriver(settings, seeds, kinds=kinds)
         answer = self.ask(worker, f"timing the {column} baseline", calls_message(settings, round_index), driver)
         return TimedSeries(driver.timing(self.device, answer), driver.calls)
 
     def replay_round(self, workers: dict[str, Worker], timed: TimedSeries, rounds: dict[str, list[dict[str, Any]]],
                      series: dict[str, list[TimedSeries]] | None = None, round_index: int | None = None) -> None:
-        """Each baseline worker times exactly the calls of ``timed`` (warm-up and timed), on its seeds."""
+        """Each baseline worker times exactly the calls of ``timed`` (warm-up, settling and timed, in
+        its order), on its seeds."""
         settings = replace(
             self.timing,
             warmup_calls=timed.timing.warmup_calls,
@@ -283,7 +284,8 @@ class ReferenceSide:
             budget_seconds=REFERENCE_TIMEOUT,
         )
         for column, worker in workers.items():
-            measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in timed.calls]), round_index)
+            measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in timed.calls]), round_index,
+                                 [c.kind for c in timed.calls])
             rounds[column].append(measured.timing.to_dict())
             if series is not None:
                 series.setdefault(column, []).append(measured)

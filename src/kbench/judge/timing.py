@@ -350,7 +350,7 @@ class StopRule:
             raise ValueError(f"not a time: clock {clock_ms!r} ms, host {host_ms!r} ms")
         if kind == "warmup":
             self.warmup_calls += 1
-        else:
+        elif kind == "timed":
             self.samples.append(clock_ms)
             self.host_samples.append(host_ms)
 
