@@ -7,8 +7,11 @@ replays the candidate's seeds in the candidate's order, so call i of one side is
 other, on the same inputs: ln(eager_i / candidate_i) call by call, grouped by what came just before
 the call, tells where the handicap lives. The one thing only the candidate's round has is the
 judge's checks: after a call the judge picked, the reference checks it before the candidate gets
-its next order (kbench.judge.calls). So each call is kept with whether it came right after a checked
-call, beside its position in the round.
+its next order (kbench.judge.calls). So each call is kept with how many calls after the round's last
+checked one it came (``since_check``; ``after_check``: right after), beside its position in the round.
+On the H200 that found it: the six calls after a check ran slow (docs/timing.md, "Where the null
+handicap lived"), which settle now (``kbench.judge.calls.SETTLE_CALLS``); the distances past them
+say whether any slowness is left.
 
 ``CallCapture`` wraps ``ReferenceSide.replay_round`` in this process (the judge runs in it): it
 reads what the round already holds and changes nothing judged. What it kept for a problem is handed
@@ -25,6 +28,8 @@ from collections import defaultdict, deque
 from typing import Any
 
 from kbench.judge.reference import ReferenceSide
+
+SINCE_SHOWN = 12  # calls since a check, each shown alone up to this many
 
 
 class CallCapture:
@@ -48,13 +53,15 @@ class CallCapture:
         ReferenceSide.replay_round = self._original
 
     def _keep(self, side: ReferenceSide, timed: Any, eager: Any) -> None:
-        after_check, previous_saved = [], False
-        for call in timed.calls:
+        since_check: list[int | None] = []  # each timed call's distance in calls from the last checked one
+        last_saved: int | None = None
+        for position, call in enumerate(timed.calls):
             if call.kind == "timed":
-                after_check.append(previous_saved)
-            previous_saved = call.saved is not None
+                since_check.append(None if last_saved is None else position - last_saved)
+            if call.saved is not None:
+                last_saved = position
         kept = {"candidate_ms": [c.clock_ms for c in timed.timed()], "eager_ms": [c.clock_ms for c in eager.timed()],
-                "after_check": after_check}
+                "after_check": [since == 1 for since in since_check], "since_check": since_check}
         with self._lock:
             if not hasattr(side, "_call_capture"):  # a new evaluation (worker pair) of this problem: its rounds
                 side._call_capture = []
@@ -88,6 +95,9 @@ def per_call_report(rows: list[dict]) -> None:
           + "; ".join(_mean_line(name, values) for name, values in summary["groups"].items()))
     print(f"    a round's ln(eager median / candidate median), mean over rounds: {summary['with']:+.3%} with every "
           f"call, {summary['without']:+.3%} without those right after a checked call")
+    if summary["since"]:
+        print("    by calls since the round's last check (settling calls are in neither side's times): " + "; ".join(
+            f"{since}: {statistics.fmean(v):+.2%} ({len(v)})" for since, v in sorted(summary["since"].items())))
     for problem in sorted({r["problem"] for r in kept_rows}):
         by_problem = _call_summary([r for r in kept_rows if r["problem"] == problem])
         groups = by_problem["groups"]
@@ -98,6 +108,7 @@ def per_call_report(rows: list[dict]) -> None:
 
 def _call_summary(rows: list[dict]) -> dict:
     groups: dict[str, list[float]] = defaultdict(list)
+    since_groups: dict[int, list[float]] = defaultdict(list)  # up to SINCE_SHOWN; further ones as SINCE_SHOWN
     with_all, without_checked = [], []
     for r in rows:
         for rounds in r["per_call"]:
@@ -110,9 +121,12 @@ def _call_summary(rows: list[dict]) -> dict:
                     ratio = math.log(e / c)
                     groups["after a checked call" if after else "after an unchecked call"].append(ratio)
                     groups["first call of a round" if position == 0 else "later calls"].append(ratio)
+                    since = (kept.get("since_check") or [None] * len(pairs))[position]
+                    if since is not None:
+                        since_groups[min(since, SINCE_SHOWN)].append(ratio)
                 with_all.append(_median_ratio(pairs))
                 without_checked.append(_median_ratio(rest))
-    return {"groups": groups, "rounds": len(with_all), "with": statistics.fmean(with_all or [math.nan]),
+    return {"groups": groups, "since": since_groups, "rounds": len(with_all), "with": statistics.fmean(with_all or [math.nan]),
             "without": statistics.fmean(without_checked or [math.nan])}
 
 

@@ -74,7 +74,7 @@ def test_a_call_right_after_a_checked_one_is_marked_and_both_sides_line_up(captu
                   FakeSeries([FakeCall("timed", t) for t in (0.9, 1.0, 1.1, 1.2)]))
     [[kept]] = capture.take("level1/relu", [statistics.median([1.0, 1.1, 1.2, 1.3])], 1)
     assert kept == {"candidate_ms": [1.0, 1.1, 1.2, 1.3], "eager_ms": [0.9, 1.0, 1.1, 1.2],
-                    "after_check": [False, True, False, True]}
+                    "after_check": [False, True, False, True], "since_check": [None, 1, 2, 1]}
 
 
 def test_what_was_kept_goes_to_its_own_problems_verdict_pair_by_pair_or_not_at_all(capture_module):
@@ -106,3 +106,19 @@ def test_the_report_finds_a_handicap_that_lives_in_the_calls_after_a_check(captu
     assert statistics.fmean(summary["groups"]["after a checked call"]) == pytest.approx(-math.log(1.05))
     assert statistics.fmean(summary["groups"]["after an unchecked call"]) == pytest.approx(0.0)
     assert summary["rounds"] == 3 and summary["without"] == pytest.approx(0.0)
+
+
+def test_the_report_says_how_far_after_a_check_a_slowness_lasts(capture_module):
+    """A candidate 5% slower at seven calls after a check (past the settling ones) shows there, and only
+    there; distances past ``SINCE_SHOWN`` are pooled with it; a row kept before distances were (an
+    older file) adds nothing to them."""
+    shown = capture_module.SINCE_SHOWN
+    since = [None, 7, 8, shown, shown + 5]
+    candidate = [1.05 if s == 7 else 1.0 for s in since]
+    rounds = [{"candidate_ms": candidate, "eager_ms": [1.0] * len(since), "after_check": [False] * len(since),
+               "since_check": since}]
+    older = [{"candidate_ms": [2.0], "eager_ms": [1.0], "after_check": [False]}]
+    summary = capture_module._call_summary([{"problem": "level1/relu", "per_call": [rounds, older]}])
+    assert sorted(summary["since"]) == [7, 8, shown]
+    assert statistics.fmean(summary["since"][7]) == pytest.approx(-math.log(1.05))
+    assert summary["since"][shown] == [0.0, 0.0]
