@@ -193,6 +193,11 @@ def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
     if not counts or min(counts) < 2:
         return
     spread = BETWEEN_PROCESS_SD["cuda"] if between_sd is None else between_sd
+    pooled, within = pair_spread(judged)
+    between = math.sqrt(max(0.0, pooled ** 2 - within ** 2))
+    print(f"  a pair's log speedup about its score's mean: sd {pooled:.2%} (pooled over {len(judged)} scores), "
+          f"within a pair {within:.2%} (its within interval, rms), so between processes about {between:.2%} "
+          f"(what --between-sd and kbench.judge.repeatability.BETWEEN_PROCESS_SD stand for)")
     print(f"  the first k worker pairs alone (between-process spread {spread:.2%}):")
     for k in range(1, min(counts) + 1):
         scored = [combined_speedup(*(each[:k] for each in pair_rows(r)), spread) for r in judged]
@@ -204,6 +209,25 @@ def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
                  f"(p90); " if differences else "")
         print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart}holds 1.0 in "
               f"{held / len(judged):.0%}; median width {width:.2%}")
+
+
+def pair_spread(judged: list[dict]) -> tuple[float, float]:
+    """The standard deviation of a worker pair's log speedup about its score's mean, pooled over the
+    rows of several pairs, and a pair's own noise (its within interval's half width in logs over
+    1.96, root mean square): what is left between them is the between-process offset."""
+    squares, degrees, halves = 0.0, 0, []
+    for r in judged:
+        speedups, withins = pair_rows(r)
+        if len(speedups) < 2:
+            continue
+        logs = [math.log(x) for x in speedups]
+        mean = statistics.fmean(logs)
+        squares += sum((x - mean) ** 2 for x in logs)
+        degrees += len(logs) - 1
+        halves += [math.log(high / low) / 2 / 1.96 for low, high in withins]
+    if not degrees:
+        return math.nan, math.nan
+    return math.sqrt(squares / degrees), math.sqrt(statistics.fmean(h * h for h in halves))
 
 
 @contextmanager
