@@ -196,3 +196,17 @@ def test_a_models_run_judges_on_the_gpu_through_its_judging_threads(tmp_path, mo
         (session,) = store.sessions("r")
     assert evaluation.status == "correct", evaluation.reason
     assert session.manifest.executor["devices"] == ["cuda:0"]
+
+
+def test_a_launch_lead_is_queued_ahead_of_the_start_event_and_out_of_the_clock():
+    """With TimingSettings.launch_lead_us the GPU sleeps that long before the start event: the clock
+    of a call that launches nothing reads far below the lead, while the host waited it out."""
+    import torch
+
+    from kbench.judge.timing import Clock
+
+    lead_us = 1000.0
+    clock = Clock(torch.device("cuda"), lead_us=lead_us)
+    readings = [clock.time_call(lambda: torch.cuda._sleep(10))[:2] for _ in range(5)]
+    assert all(clock_ms < lead_us / 1000 / 2 for clock_ms, _ in readings)
+    assert all(host_ms > lead_us / 1000 / 2 for _, host_ms in readings)

@@ -158,3 +158,20 @@ def test_new_placement_is_a_no_op_on_a_cpu_and_a_judged_option():
     assert verdict.timing["settings"]["new_placement_per_round"] is True
     low, high = verdict.speedup_interval["eager"]
     assert low <= verdict.speedup["eager"] <= high
+
+
+def test_a_launch_lead_is_a_bounded_judged_option_that_a_cpu_clock_ignores():
+    """TimingSettings.launch_lead_us (an experiment, off by default): refused out of its range; on a
+    CPU the clock has no queue to lead and times the call as it always does."""
+    import pytest
+
+    from kbench.judge.timing import MAX_LAUNCH_LEAD_US, Clock, check_settings
+
+    assert TimingSettings().launch_lead_us == 0.0
+    for wrong in (-1.0, MAX_LAUNCH_LEAD_US + 1, float("nan")):
+        with pytest.raises(ValueError, match="launch_lead_us"):
+            check_settings(TimingSettings(launch_lead_us=wrong), "cuda")
+    assert check_settings(TimingSettings(launch_lead_us=200.0), "cuda").launch_lead_us == 200.0
+    clock = Clock(torch.device("cpu"), lead_us=500.0)  # nothing of CUDA is touched (this torch may have none)
+    clock_ms, host_ms, result = clock.time_call(lambda: "done")
+    assert result == "done" and clock_ms == host_ms

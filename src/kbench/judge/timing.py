@@ -34,6 +34,9 @@ from kbench.judge.plain import not_plain
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
+_cuda_sleep = torch.cuda._sleep
+LEAD_CALIBRATION_CYCLES = 1_000_000
+MAX_LAUNCH_LEAD_US = 2000.0  # a lead longer than a short call would hide more host work than any launch takes
 _CudaStream, _on_stream = torch.cuda.Stream, torch.cuda.stream
 
 CPU_FLUSH_BYTES = 64 << 20
@@ -57,6 +60,11 @@ class TimingSettings:
     # kernel problem it bought nothing on the H200 (30 null candidates each way on one machine, 0.48%
     # against 0.50% rms log speedup, docs/timing.md "Six rounds") and costs a round its allocations.
     new_placement_per_round: bool = False
+    # An experiment (issue 30), off by default: on a GPU, a sleep of this many microseconds queued ahead
+    # of each call's start event, so the call's launches queue while the GPU sleeps and the CPU's launch
+    # latency (13-75 us of the clock in one process on the H200, a cold launch after a pause 130-350 us:
+    # benchmarks/pause_ramp.py) is out of the clock, up to that long. 0: the clock counts the launch.
+    launch_lead_us: float = 0.0
     # Above ``rounds``: further rounds, up to this many, until the rounds' speedups agree to within
     # ``target_speedup_error`` (kbench.judge.repeatability.rounds_settled). 0: always ``rounds``.
     max_rounds: int = 0
@@ -237,11 +245,27 @@ def clock_name(device: str | torch.device) -> str:
 
 
 class Clock:
-    """Times one call: CUDA events on a GPU, the monotonic clock on a CPU."""
+    """Times one call: CUDA events on a GPU, the monotonic clock on a CPU; on a GPU with
+    ``lead_us``, after a sleep that long queued ahead of the start event (``TimingSettings.launch_lead_us``)."""
 
-    def __init__(self, device: torch.device):
+    def __init__(self, device: torch.device, lead_us: float = 0.0):
         self.device = device
         self.name = clock_name(device)
+        self._lead_cycles = 0
+        if device.type == "cuda" and lead_us > 0:
+            self._lead_cycles = max(1, round(lead_us * self._sleep_cycles_per_us()))
+
+    def _sleep_cycles_per_us(self) -> float:
+        """How many cycles of ``torch.cuda._sleep`` take a microsecond on this GPU (the median of three)."""
+        readings = []
+        for _ in range(3):
+            start, end = _CudaEvent(enable_timing=True), _CudaEvent(enable_timing=True)
+            start.record()
+            _cuda_sleep(LEAD_CALIBRATION_CYCLES)
+            end.record()
+            _cuda_sync(self.device)
+            readings.append(LEAD_CALIBRATION_CYCLES / (start.elapsed_time(end) * 1000))
+        return statistics.median(readings)
 
     def sync(self) -> None:
         if self.device.type == "cuda":
@@ -257,6 +281,8 @@ class Clock:
             host_ms = (t1 - t0) / 1e6
             return host_ms, host_ms, result
         start, end = _CudaEvent(enable_timing=True), _CudaEvent(enable_timing=True)
+        if self._lead_cycles:
+            _cuda_sleep(self._lead_cycles)
         t0 = _perf_ns()
         start.record()
         result = call()
@@ -273,8 +299,8 @@ class TimedCall:
     Each output is inspected before the clock stops (kbench.judge.plain)."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
-                 stage: Callable[[list[Any]], Callable[[], Any]] | None = None):
-        self.clock = Clock(device)
+                 stage: Callable[[list[Any]], Callable[[], Any]] | None = None, lead_us: float = 0.0):
+        self.clock = Clock(device, lead_us)
         self.flush = CacheFlusher(device)
         self.stage = stage or (lambda args: functools.partial(forward, *args))
         self.overhead_ms = statistics.median(self.clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
@@ -376,7 +402,7 @@ def measure(
     by default the call is ``forward(*inputs)``. (The judge drives a worker's
     calls from its own process instead: kbench.judge.calls.)
     """
-    call = TimedCall(forward, device, stage)
+    call = TimedCall(forward, device, stage, settings.launch_lead_us)
     rule = StopRule(settings, deadline)
     while (kind := rule.next_call()) is not None:
         clock_ms, host_ms = call(inputs.next())[:2]
@@ -414,6 +440,8 @@ def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
     if settings.max_rounds and (settings.max_rounds < settings.rounds or not settings.target_speedup_error > 0):
         raise ValueError(f"max_rounds {settings.max_rounds} must be 0 or at least rounds ({settings.rounds}), "
                          f"with a positive target_speedup_error")
+    if not 0 <= settings.launch_lead_us <= MAX_LAUNCH_LEAD_US:
+        raise ValueError(f"launch_lead_us {settings.launch_lead_us} must be between 0 and {MAX_LAUNCH_LEAD_US:g}")
     if settings.pairs < 1 or (settings.max_pairs and (settings.max_pairs < settings.pairs
                                                       or not settings.target_pair_error > 0)):
         raise ValueError(f"pairs {settings.pairs} must be at least 1, and max_pairs {settings.max_pairs} 0 or at "

@@ -237,7 +237,8 @@ class Session:
             if settings.new_placement_per_round and msg.get("round") is not None:
                 self.spacer = None
                 self.spacer = timing.new_placement(self.device, int(msg["round"]))
-            call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None)
+            call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None,
+                                    settings.launch_lead_us)
         # Outside every span the judge clocks: the garbage collected, what is alive frozen out of the
         # collector's way (a full collection inside a call's spans read as work outside its window).
         gc.collect()
