@@ -14,7 +14,8 @@
 # expert, or a null candidate, in 4 workers: SPREAD_TASKS, SPREAD_PROBLEMS, and SPREAD_ARGS such as
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
 # patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
-# "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed" or "--per-call"), fingerprint (what the digest of a
+# "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed", "--per-call" or "--lead-us 200"), pause-ramp
+# (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), fingerprint (what the digest of a
 # call's inputs and output costs), throughput
 # (40 CUDA builds in a run).
 set -u
@@ -61,6 +62,7 @@ run_step() {
             done
             kill "$sampler" ;;
         build-paths) timeout "$limit" "$PY" benchmarks/build_paths.py ${BUILD_PATHS_ARGS:-} --out "$WORK/build-paths.json" ;;
+        pause-ramp) timeout "$limit" "$PY" benchmarks/pause_ramp.py ${RAMP_ARGS:-} --out "$WORK/pause-ramp.json" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;
     esac
