@@ -3,7 +3,8 @@
 On the H200 (2026-12-04, ``null_candidates.py --per-call``), the candidate's timed calls
 right after the reference checked one of them were 15% slow, and the next five
 4%, 3%, 3%, 2%, 1% (the first calls of its rounds alike), while eager's replay, with no
-pause, was steady: most of the null candidate's handicap. This script finds which part of
+pause, was steady: most of the null candidate's handicap (those calls settle now, untimed on
+both sides: kbench.judge.calls.SETTLE_CALLS). This script finds which part of
 a pause does it: each variant repeats [pause, ten timed calls] and prints each position's
 mean ln(call / steady median), beside the CPU time from the start event to the end
 event's record (the launch, which a CUDA-event clock counts while the GPU waits for it).
@@ -11,9 +12,12 @@ event's record (the launch, which a CUDA-event clock counts while the GPU waits 
 Pauses: ``sleep`` (the worker blocked on its socket, as during a check), ``spin`` (the CPU
 busy as long), ``other-gpu`` (another process's GPU work meanwhile, as the reference's
 check, while this one blocks on a pipe), ``handover`` (the last output copied into a device
-buffer of its own and exported, as a checked call's, let go at the next call). ``+lead``: the same, each call clocked after a
-short GPU sleep queued before its start event, so its launches are queued while the GPU
-is busy and the CPU's speed is out of the clock.
+buffer of its own and exported, as a checked call's, let go at the next call). ``+lead``: the
+same, each call clocked after a short GPU sleep queued before its start event, so its launches
+are queued while the GPU is busy and the CPU's speed is out of the clock (what
+``TimingSettings.launch_lead_us`` does in the judge). ``steady``: the median of 60 calls in a row,
+the reference each position is read against. Results of 2026-12-04: docs/timing.md, "Where the
+null handicap lived".
 
     PYTHONPATH=src python3 benchmarks/pause_ramp.py --problems level1/relu level1/group_norm --out ramp.json
 """
@@ -79,6 +83,8 @@ def _cpu_mhz() -> float | None:
 
 
 class Clocked:
+    """One problem's model and inputs, called as a worker calls it for the judge."""
+
     def __init__(self, model: Any, args: list[Any]):
         self.model, self.args = model, args
         self.flush = CacheFlusher(torch.device("cuda"))
