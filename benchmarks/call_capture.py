@@ -126,7 +126,8 @@ def _call_summary(rows: list[dict]) -> dict:
                         since_groups[min(since, SINCE_SHOWN)].append(ratio)
                 with_all.append(_median_ratio(pairs))
                 without_checked.append(_median_ratio(rest))
-    return {"groups": groups, "since": since_groups, "rounds": len(with_all), "with": statistics.fmean(with_all or [math.nan]),
+    return {"groups": groups, "since": since_groups, "rounds": len(with_all),
+            "with": statistics.fmean(with_all or [math.nan]),
             "without": statistics.fmean(without_checked or [math.nan])}
 
 
