@@ -11,7 +11,10 @@ event's record (the launch, which a CUDA-event clock counts while the GPU waits 
 
 Pauses: ``sleep`` (the worker blocked on its socket, as during a check), ``spin`` (the CPU
 busy as long), ``other-gpu`` (another process's GPU work meanwhile, as the reference's
-check, while this one blocks on a pipe), ``handover`` (the last output copied into a device
+check, while this one blocks on a pipe), ``other-check`` (the other process checks as the reference
+does: inputs and outputs drawn anew, then freed and its cache emptied, ``torch.cuda.empty_cache``,
+which the reference does after every check: does freeing gigabytes slow this process's next
+calls for tens of milliseconds?), ``handover`` (the last output copied into a device
 buffer of its own and exported, as a checked call's, let go at the next call). ``+lead``: the
 same, each call clocked after a short GPU sleep queued before its start event, so its launches
 are queued while the GPU is busy and the CPU's speed is out of the clock (what
@@ -58,12 +61,23 @@ def _model(problem_id: str) -> tuple[Any, list[Any]]:
 
 
 def _other_gpu(problem_id: str, orders: Any, done: Any) -> None:
-    """Another process's GPU work on order (as the reference's check of a call)."""
+    """Another process's GPU work on order: ``work``, a forward on its inputs; ``check``, as the
+    reference's check of a call (kbench.judge.worker.Session.compare): inputs drawn anew, a forward,
+    the candidate's output copied in beside it, then all of it freed and the cache emptied."""
     torch.set_grad_enabled(False)
     model, args = _model(problem_id)
-    while orders.recv():
-        model(*args)
-        torch.cuda.synchronize()
+    while order := orders.recv():
+        if order == "check":
+            held = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+            out = model(*held)
+            outputs = out if isinstance(out, (list, tuple)) else [out]
+            held += [t.clone() for t in outputs if isinstance(t, torch.Tensor)]
+            del held, out, outputs
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        else:
+            model(*args)
+            torch.cuda.synchronize()
         done.send(True)
 
 
@@ -130,9 +144,9 @@ def _pause(kind: str, seconds: float, orders: Any, done: Any, clocked: Clocked) 
         until = time.perf_counter() + seconds
         while time.perf_counter() < until:
             pass
-    else:
+    else:  # other-gpu, other-check
         time.sleep(seconds / 2)
-        orders.send(True)
+        orders.send("check" if kind == "other-check" else "work")
         _answer(done)
         time.sleep(seconds / 2)
 
@@ -146,7 +160,7 @@ def measure(problem_id: str, pause_seconds: float, repeats: int) -> dict[str, An
     done_here, done_there = context.Pipe()
     other = context.Process(target=_other_gpu, args=(problem_id, orders_there, done_there), daemon=True)
     other.start()
-    orders_here.send(True)
+    orders_here.send("work")
     _answer(done_here)  # the other process loaded and ran once
     variants: dict[str, Any] = {}
     for lead in (False, True):
@@ -157,7 +171,7 @@ def measure(problem_id: str, pause_seconds: float, repeats: int) -> dict[str, An
         label = "+lead" if lead else ""
         variants[f"steady{label}"] = {"median_ms": steady_ms,
                                      "launch_us": statistics.median(us for _, us in steady)}
-        for kind in ("sleep", "spin", "other-gpu", "handover"):
+        for kind in ("sleep", "spin", "other-gpu", "other-check", "handover"):
             by_position: list[list[float]] = [[] for _ in range(CALLS_AFTER)]
             launches: list[list[float]] = [[] for _ in range(CALLS_AFTER)]
             mhz_before, mhz_after = [], []
