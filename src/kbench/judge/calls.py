@@ -160,7 +160,6 @@ class CallDriver:
                  kinds: list[str] | None = None):
         self.rule = StopRule(settings, deadline)
         self.kinds = None if kinds is None else list(kinds)
-        self._settling = 0  # calls left to settle after the last check
         self.deadline = deadline if deadline is not None else float("inf")
         self.seeds = seeds
         self.checks = checks
@@ -253,8 +252,6 @@ class CallDriver:
             started = time.monotonic()
             last.comparison = self.on_saved(last)
             self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
-        if self.checks is not None:
-            self._settling = self.checks.settle
 
     def _hand_out(self) -> dict[str, Any]:
         """The next call's seed (the judge's clock starts now), or stop."""
@@ -262,9 +259,8 @@ class CallDriver:
             self.finished = True
             return {"stop": True}
         index, kind = len(self.calls), self._upcoming
-        if self._settling:
-            self._settling -= 1
-            kind = "settle" if kind == "timed" else kind
+        if kind == "timed" and self._settles():
+            kind = "settle"
         self.open = Call(index=index, seed=self.seeds(), kind=kind, recorded=index == self.record_at)
         order: dict[str, Any] = {"seed": self.open.seed}
         if self.open.recorded:
@@ -273,6 +269,11 @@ class CallDriver:
             self.on_call(self.open)
         self._sent_at = time.monotonic()
         return order
+
+    def _settles(self) -> bool:
+        """Whether the next call comes within ``checks.settle`` calls of a checked one."""
+        settle = self.checks.settle if self.checks is not None else 0
+        return settle > 0 and any(c.saved for c in self.calls[-settle:])
 
     def timed(self) -> list[Call]:
         return timed_calls(self.calls)
