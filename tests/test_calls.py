@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from kbench.judge import calls as calls_module
 from kbench.judge.calls import (
     SETTLE_CALLS,
+    SETTLE_SECONDS,
     Call,
     CallDriver,
     Checks,
@@ -104,30 +106,74 @@ def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
     assert len(set(saved_per_round)) > 1  # not a fixed pattern either
 
 
-def test_the_calls_after_a_check_settle_untimed_and_eager_replays_them_so(tmp_path):
+class SteppedClock:
+    """The judge's clock in kbench.judge.calls, moved on only by the calls a worker makes."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+
+def settled_rounds(tmp_path, monkeypatch, call_seconds, rounds=20):
+    """Rounds of 40 timed calls, each call taking ``call_seconds`` of the judge's clock (a check
+    none): each round's driver, and after each checked timed call the count of settling calls
+    that follow it (None where the round ended first)."""
+    clock = SteppedClock()
+    monkeypatch.setattr(calls_module, "time", clock)
+    settings = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=40, max_calls=40, budget_seconds=60.0)
+    played = []
+    for _ in range(rounds):
+        driver = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
+        orders = [driver({"ok": True, "need": "order"})]
+        while "stop" not in orders[-1]:
+            if "save" in orders[-1]:
+                orders.append(driver({"ok": True, "need": "order", "saved": {"devices": {"output": "cpu"}}}))
+            else:
+                clock.now += call_seconds
+                orders.append(call_once(driver))
+        kinds = [c.kind for c in driver.calls]
+        runs = []
+        for call in driver.calls:
+            if call.saved and call.kind == "timed":
+                after = kinds[call.index + 1:]
+                run = next((i for i, kind in enumerate(after) if kind != "settle"), None)
+                runs.append(run)
+        played.append((driver, runs))
+    return played
+
+
+def test_the_calls_after_a_check_settle_untimed_and_eager_replays_them_so(tmp_path, monkeypatch):
     """The calls right after a checked one ran slow on the H200 (the candidate waited while
     the reference checked); they settle, neither timed nor checked, and eager's replay
-    settles on the very same calls, so both sides' timed calls are still the same inputs."""
-    settings = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=40, max_calls=40, budget_seconds=60.0)
-    settled_rounds = 0
-    for _ in range(20):
-        candidate = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
-        drive(candidate)
+    settles on the very same calls, so both sides' timed calls are still the same inputs.
+    Calls of a millisecond: all SETTLE_CALLS of them settle."""
+    rounds_that_settled = 0
+    for candidate, runs in settled_rounds(tmp_path, monkeypatch, call_seconds=0.001):
+        assert all(run == SETTLE_CALLS for run in runs if run is not None)
         kinds = [c.kind for c in candidate.calls]
-        for call in candidate.calls:
-            after = kinds[call.index + 1:call.index + 1 + SETTLE_CALLS]
-            if call.saved:
-                assert "timed" not in after
-                assert all(k == "settle" for k in after if k != "warmup")
         assert not any(c.saved for c in candidate.calls if c.kind == "settle")
-        settled_rounds += "settle" in kinds
-        replay = replace(settings, min_calls=40, max_calls=40, target_rel_error=0.0)
+        rounds_that_settled += "settle" in kinds
+        replay = replace(candidate.rule.settings, target_rel_error=0.0)
         eager = CallDriver(replay, SeedFeed([c.seed for c in candidate.calls]), kinds=kinds)
         drive(eager)
         assert [c.kind for c in eager.calls] == kinds
         assert [c.seed for c in eager.timed()] == [c.seed for c in candidate.timed()]
         assert len(eager.rule.samples) == 40
-    assert settled_rounds >= 10  # about two of 40 timed calls checked, rarely the last one alone
+    assert rounds_that_settled >= 10  # about two of 40 timed calls checked, rarely the last one alone
+
+
+@pytest.mark.parametrize("call_seconds, settling", [(0.015, 3), (0.1, 1), (2.0, 1)])
+def test_a_slow_call_settles_for_a_time_not_six_calls(tmp_path, monkeypatch, call_seconds, settling):
+    """The slowness after a check lasted a time (30-40 ms on the H200), so a call that takes longer
+    settles fewer calls: the first after a check always, then those handed out within
+    SETTLE_SECONDS of its end. A correct kernel of two seconds a call is not made to run six
+    more calls per check (which would have halved the slowest one judged within the time limit)."""
+    assert SETTLE_SECONDS == 0.04  # 0.015 s calls: handed out 0, 15 and 30 ms after the check
+    runs = [run for _, runs in settled_rounds(tmp_path, monkeypatch, call_seconds) for run in runs]
+    assert len(runs) >= 10
+    assert all(run == settling for run in runs if run is not None)
 
 
 def test_the_recorded_trial_is_a_secret_one_but_never_the_models_first_call(tmp_path):

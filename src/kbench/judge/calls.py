@@ -46,8 +46,14 @@ CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least o
 # 1%: the launch after a pause is cold, and letting go of the handed-over device buffer is an unmap),
 # where eager's replay had no pause: most of the null candidate's handicap (docs/timing.md, "Where
 # the null handicap lived"). Eager's replay settles on the same calls (``CallDriver.kinds``), so
-# both sides' timed calls stay the same inputs, and neither side's pause is in the score.
+# both sides' timed calls stay the same inputs, and neither side's pause is in the score. The
+# slowness lasted a time rather than a count (30-40 ms of the judge's clock for 1 ms kernels, one
+# 20 ms call for a 16 ms one), so the first call after a check always settles, and the next ones,
+# up to SETTLE_CALLS, only while SETTLE_SECONDS have not passed since the check ended: a slow
+# candidate (a correct kernel of a second a call) is not made to run six more calls per check,
+# which would have halved the slowest one judged within the time limit.
 SETTLE_CALLS = 6
+SETTLE_SECONDS = 0.04
 
 
 class ProtocolViolation(Exception):
@@ -75,6 +81,7 @@ class Call:
     devices: dict[str, str] | None = None  # each output tensor's device, as the worker saved it
     layout: dict[str, Any] | None = None  # the output's layout in a device buffer, where it handed one over
     comparison: Any = None  # the reference's check of the saved call (a compare.Comparison)
+    checked_at: float = 0.0  # the judge's clock when the check of the saved call ended
 
 
 def timed_calls(calls: list[Call]) -> list[Call]:
@@ -87,12 +94,14 @@ class Checks:
     for timed rounds, a secret random few, about ``per_round`` of the timed calls
     (from the pace so far and what is left of the budget) and at least one; in timed
     rounds the ``settle`` calls after each check are neither timed nor checked
-    (what one returns counts for nothing, and its inputs are no timed call's)."""
+    (what one returns counts for nothing, and its inputs are no timed call's): the first after a check,
+    and the next within ``settle_seconds`` of its end, ``settle`` calls at most."""
 
     def __init__(self, directory: Path, prefix: str, every: bool = False, per_round: float = CHECKS_PER_ROUND):
         self.directory, self.prefix = directory, prefix
         self.every, self.per_round = every, per_round
         self.settle = 0 if every else SETTLE_CALLS
+        self.settle_seconds = SETTLE_SECONDS
         self._random = random.SystemRandom()
 
     def wanted(self, call: Call, rule: StopRule, calls: list[Call], last: bool) -> bool:
@@ -199,7 +208,7 @@ class CallDriver:
             raise WorkerLost("protocol", "the worker asked for an order twice")
         else:
             self._upcoming = self._next_kind()
-        return self._hand_out()
+        return self._hand_out(received)
 
     def _next_kind(self) -> str | None:
         if self.kinds is not None:
@@ -252,14 +261,15 @@ class CallDriver:
             started = time.monotonic()
             last.comparison = self.on_saved(last)
             self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
+        last.checked_at = time.monotonic()
 
-    def _hand_out(self) -> dict[str, Any]:
+    def _hand_out(self, now: float) -> dict[str, Any]:
         """The next call's seed (the judge's clock starts now), or stop."""
         if self._upcoming is None:
             self.finished = True
             return {"stop": True}
         index, kind = len(self.calls), self._upcoming
-        if kind == "timed" and self._settles():
+        if kind == "timed" and self._settles(now):
             kind = "settle"
         self.open = Call(index=index, seed=self.seeds(), kind=kind, recorded=index == self.record_at)
         order: dict[str, Any] = {"seed": self.open.seed}
@@ -270,10 +280,15 @@ class CallDriver:
         self._sent_at = time.monotonic()
         return order
 
-    def _settles(self) -> bool:
-        """Whether the next call comes within ``checks.settle`` calls of a checked one."""
-        settle = self.checks.settle if self.checks is not None else 0
-        return settle > 0 and any(c.saved for c in self.calls[-settle:])
+    def _settles(self, now: float) -> bool:
+        """Whether the next call, handed out at ``now``, settles: it comes within ``checks.settle``
+        calls of a checked one, and is either the first after it or within ``checks.settle_seconds``
+        of the check's end."""
+        checks = self.checks
+        if checks is None or checks.settle <= 0:
+            return False
+        checked = next((c for c in reversed(self.calls[-checks.settle:]) if c.saved), None)
+        return checked is not None and (checked is self.calls[-1] or now - checked.checked_at < checks.settle_seconds)
 
     def timed(self) -> list[Call]:
         return timed_calls(self.calls)
