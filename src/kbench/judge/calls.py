@@ -51,7 +51,7 @@ CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least o
 # 20 ms call for a 16 ms one), so the first call after a check always settles, and the next ones,
 # up to SETTLE_CALLS, only while SETTLE_SECONDS have not passed since the check ended: a slow
 # candidate (a correct kernel of a second a call) is not made to run six more calls per check,
-# which would have halved the slowest one judged within the time limit.
+# which nearly doubled its rounds against the evaluation's time limit.
 SETTLE_CALLS = 6
 SETTLE_SECONDS = 0.04
 
@@ -95,13 +95,12 @@ class Checks:
     (from the pace so far and what is left of the budget) and at least one; in timed
     rounds the ``settle`` calls after each check are neither timed nor checked
     (what one returns counts for nothing, and its inputs are no timed call's): the first after a check,
-    and the next within ``settle_seconds`` of its end, ``settle`` calls at most."""
+    and the next within SETTLE_SECONDS of its end, ``settle`` calls at most."""
 
     def __init__(self, directory: Path, prefix: str, every: bool = False, per_round: float = CHECKS_PER_ROUND):
         self.directory, self.prefix = directory, prefix
         self.every, self.per_round = every, per_round
         self.settle = 0 if every else SETTLE_CALLS
-        self.settle_seconds = SETTLE_SECONDS
         self._random = random.SystemRandom()
 
     def wanted(self, call: Call, rule: StopRule, calls: list[Call], last: bool) -> bool:
@@ -282,13 +281,13 @@ class CallDriver:
 
     def _settles(self, now: float) -> bool:
         """Whether the next call, handed out at ``now``, settles: it comes within ``checks.settle``
-        calls of a checked one, and is either the first after it or within ``checks.settle_seconds``
-        of the check's end."""
+        calls of a checked one, and is either the first after it or within SETTLE_SECONDS of the
+        check's end."""
         checks = self.checks
         if checks is None or checks.settle <= 0:
             return False
         checked = next((c for c in reversed(self.calls[-checks.settle:]) if c.saved), None)
-        return checked is not None and (checked is self.calls[-1] or now - checked.checked_at < checks.settle_seconds)
+        return checked is not None and (checked is self.calls[-1] or now - checked.checked_at < SETTLE_SECONDS)
 
     def timed(self) -> list[Call]:
         return timed_calls(self.calls)
