@@ -31,6 +31,15 @@ def pair_differences(judged: list[dict], speedups: list[float] | None = None) ->
     return sorted(abs(math.log(s[0] / s[1])) for s in scores.values() if len(s) >= 2)
 
 
+def apart(judged: list[dict], scores: list[float]) -> str:
+    """How far a problem's two ``scores`` (one per row) lie apart, as a report line's clause; empty
+    where no problem was judged twice."""
+    differences = pair_differences(judged, scores)
+    if not differences:
+        return ""
+    return f"two scores differ by {statistics.median(differences):.2%} (median), {p90(differences):.2%} (p90); "
+
+
 def p90(ordered: list[float]) -> float:
     """The 90th percentile of sorted values (the nearest rank)."""
     return ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)]
@@ -84,10 +93,7 @@ def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
         scores = [score for score, _, _ in scored]
         held = sum(low <= 1.0 <= high for _, (low, high), _ in scored)
         width = statistics.median((high - low) / score for score, (low, high), _ in scored)
-        differences = pair_differences(judged, scores)
-        apart = (f"two scores differ by {statistics.median(differences):.2%} (median), {p90(differences):.2%} "
-                 f"(p90); " if differences else "")
-        print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart}holds 1.0 in "
+        print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart(judged, scores)}holds 1.0 in "
               f"{held / len(judged):.0%}; median width {width:.2%}")
 
 
@@ -144,10 +150,7 @@ def fewer_rounds(judged: list[dict], between_sd: float | None) -> None:
                 scores.append(score)
                 held += low <= 1.0 <= high
                 widths.append((high - low) / score)
-            differences = pair_differences(judged, scores)
-            apart = (f"two scores differ by {statistics.median(differences):.2%} (median), {p90(differences):.2%} "
-                     f"(p90); " if differences else "")
-            print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart}holds 1.0 in "
+            print(f"    k={k:2d}: score's error {rms_log(scores):.2%} (rms); {apart(judged, scores)}holds 1.0 in "
                   f"{held / len(judged):.0%}; median width {statistics.median(widths):.2%}")
 
 

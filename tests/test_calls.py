@@ -56,14 +56,15 @@ def call_once(driver):
     return driver(DONE)
 
 
-def drive(driver, reports=None):
-    """Play an honest worker: every call reported as done, every save as made.
-    Returns the orders the judge gave."""
+def drive(driver, before_call=lambda: None):
+    """Play an honest worker: every call reported as done (``before_call`` told first), every save
+    as made. Returns the orders the judge gave."""
     orders = [driver({"ok": True, "need": "order"})]
     while "stop" not in orders[-1]:
         if "save" in orders[-1]:
             orders.append(driver({"ok": True, "need": "order", "saved": {"devices": {"output": "cpu"}}}))
         else:
+            before_call()
             orders.append(call_once(driver))
     return orders
 
@@ -107,32 +108,30 @@ def test_timed_rounds_check_a_secret_few_and_at_least_one(tmp_path):
 
 
 class SteppedClock:
-    """The judge's clock in kbench.judge.calls, moved on only by the calls a worker makes."""
+    """The judge's clock in kbench.judge.calls, moved on only by the calls a worker makes, each
+    ``call_seconds`` long."""
 
-    def __init__(self):
-        self.now = 1000.0
+    def __init__(self, call_seconds):
+        self.now, self.call_seconds = 1000.0, call_seconds
 
     def monotonic(self):
         return self.now
+
+    def call(self):
+        self.now += self.call_seconds
 
 
 def settled_rounds(tmp_path, monkeypatch, call_seconds, rounds=20):
     """Rounds of 40 timed calls, each call taking ``call_seconds`` of the judge's clock (a check
     none): each round's driver, and after each checked timed call the count of settling calls
     that follow it (None where the round ended first)."""
-    clock = SteppedClock()
+    clock = SteppedClock(call_seconds)
     monkeypatch.setattr(calls_module, "time", clock)
     settings = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=40, max_calls=40, budget_seconds=60.0)
     played = []
     for _ in range(rounds):
         driver = CallDriver(settings, SeedFeed(), Checks(tmp_path, "round0"))
-        orders = [driver({"ok": True, "need": "order"})]
-        while "stop" not in orders[-1]:
-            if "save" in orders[-1]:
-                orders.append(driver({"ok": True, "need": "order", "saved": {"devices": {"output": "cpu"}}}))
-            else:
-                clock.now += call_seconds
-                orders.append(call_once(driver))
+        drive(driver, clock.call)
         kinds = [c.kind for c in driver.calls]
         runs = []
         for call in driver.calls:

@@ -70,7 +70,7 @@ class Call:
 
     index: int
     seed: int
-    kind: str  # "warmup", "timed" or "settle" (after a check: SETTLE_CALLS)
+    kind: str  # "warmup", "timed" or "settle" (after a check: CallDriver._settles)
     recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
     judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported returned
     digest_ms: float = 0.0  # the judge's clock: call reported returned -> its fingerprints reported
