@@ -232,3 +232,21 @@ def test_the_interval_keeps_its_promise_as_the_stopping_rule_narrows_it():
     twice, pairs_twice = simulated_scores(between=0.008, within=0.0025)
     assert calibrated >= 0.93 and 2 <= pairs_calibrated <= 6
     assert twice >= 0.8 and pairs_twice > pairs_calibrated
+
+
+def test_eval_says_a_speedup_whose_interval_holds_one_is_not_decided_and_what_narrows_it():
+    from rich.console import Console
+
+    from kbench.cli.verdicts import print_verdict
+
+    def shown(verdict: Verdict) -> str:
+        console = Console(record=True, width=300)
+        print_verdict(console, verdict)
+        return console.export_text()
+
+    assert ("not decided: the interval holds 1.0, neither faster nor slower than eager beyond its noise; "
+            "more worker pairs narrow it (--pairs 4") in shown(pair(1.004))
+    assert "not decided" not in shown(pair(1.02))  # its interval, 1.011-1.029, is above 1
+    assert "not decided" not in shown(pair(0.98))
+    four = shown(combined([pair(0.998), pair(1.001), pair(1.002), pair(0.999)]))
+    assert "neither faster nor slower than eager beyond its noise\n" in four  # four pairs: nothing more to suggest

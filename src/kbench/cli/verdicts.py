@@ -83,6 +83,9 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
                 spread += f"; within this evaluation alone {within[0]:.4g}-{within[1]:.4g})" if within else (
                     ")" if interval else "")
                 console.print(f"    speedup over {column}: {speedup:.4g}x{spread}", highlight=False)
+                undecided = _undecided_text(verdict, column)
+                if undecided:
+                    console.print(f"    {undecided}", highlight=False)
             for line in baseline.get("not_used", []):
                 console.print(f"    cached {column} {line}", highlight=False, markup=False)
     phases = ", ".join(f"{k} {v:.2f}s" for k, v in verdict.phase_seconds.items())
@@ -93,6 +96,19 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
         console.print(f"  candidate output ({verdict.output_bytes} bytes, last lines):", highlight=False)
         for line in lines:
             console.print(f"    {line}", highlight=False, markup=False)
+
+
+def _undecided_text(verdict: Verdict, column: str) -> str:
+    """What to do about a speedup whose 95% interval holds 1.0 on a GPU: it is not known to be faster
+    or slower than the column. One worker pair's interval reaches about 1% on each side on an H200;
+    four pairs about 0.5% (docs/timing.md, "In short")."""
+    interval = verdict.speedup_interval.get(column)
+    if verdict.device == "cpu" or not interval or not interval[0] <= 1.0 <= interval[1]:
+        return ""
+    pairs = len((verdict.timing or {}).get("pair_speedups", {}).get(column) or [None])
+    more = ("; more worker pairs narrow it (--pairs 4, or --max-pairs 8 to stop once it is within 0.5%)"
+            if pairs < 4 else "")
+    return f"not decided: the interval holds 1.0, neither faster nor slower than {column} beyond its noise{more}"
 
 
 def _errors_text(verdict: Verdict) -> str:
