@@ -180,7 +180,7 @@ def test_eval_prints_each_pairs_speedup_beside_the_average():
     assert "2 worker pairs, their speedups over eager: 0.998x, 1.004x (averaged below)" in console.export_text()
 
 
-@pytest.mark.parametrize("options", [["--pairs", "0"], ["--pairs", "3", "--max-pairs", "2"]])
+@pytest.mark.parametrize("options", [["--pairs", "0"], ["--pairs", "3", "--max-pairs", "2"], ["--decide-at", "1"]])
 def test_eval_refuses_pairs_it_cannot_honour_as_a_usage_error(options):
     from typer.testing import CliRunner
 
@@ -250,3 +250,25 @@ def test_eval_says_a_speedup_whose_interval_holds_one_is_not_decided_and_what_na
     assert "not decided" not in shown(pair(0.98))
     four = shown(combined([pair(0.998), pair(1.001), pair(1.002), pair(0.999)]))
     assert "neither faster nor slower than eager beyond its noise\n" in four  # four pairs: nothing more to suggest
+
+
+def test_with_decide_at_a_speedup_clear_of_those_speedups_takes_no_more_pairs():
+    """fast_p turns on a few speedups: one pair decides a speedup whose interval is clear of them, however
+    wide; one whose interval holds one gets pairs until narrow, as without decide_at."""
+    settings = TimingSettings(pairs=1, max_pairs=8, target_pair_error=0.005, decide_at=(1.0, 1.5))
+    assert more_pairs([pair(1.004)], settings)  # holds 1.0
+    assert more_pairs([pair(1.497)], settings)  # holds 1.5
+    assert not more_pairs([pair(1.03)], settings)  # 1.021-1.039: clear of both, though 0.8% from 1.03
+    assert more_pairs([pair(1.03)], TimingSettings(pairs=1, max_pairs=8, target_pair_error=0.005))
+    assert more_pairs([pair(1.03)], TimingSettings(pairs=2, max_pairs=8, decide_at=(1.0,)))  # --pairs still due
+    narrow = [pair(1.001, within=0.0005)] * 8
+    assert not more_pairs(narrow, settings)  # at max_pairs
+    pairs = Pairs(pair(1.03), pair(1.03))
+    assert sampled(pairs, settings).speedup["eager"] == pytest.approx(1.03) and pairs.calls == 1
+
+
+@pytest.mark.parametrize("decide_at, pairs, max_pairs", [((0.0,), 1, 8), ((math.nan,), 1, 8), ((1.0,), 1, 0),
+                                                          ((1.0,), 4, 4)])
+def test_decide_at_that_cannot_be_honoured_is_refused(decide_at, pairs, max_pairs):
+    with pytest.raises(ValueError, match="decide_at"):
+        check_settings(TimingSettings(pairs=pairs, max_pairs=max_pairs, decide_at=decide_at), "cpu")

@@ -293,6 +293,26 @@ def test_a_run_of_worker_pairs_judges_every_sample_so_keeps_it_and_says_it(cli, 
     assert impossible.exit_code == 2 and "max_pairs 2" in impossible.output
 
 
+def test_a_run_that_decides_at_fast_ps_speedups_keeps_them_and_says_it(cli, tmp_path):
+    """--decide-at reaches every evaluation's timing, stays with the run and is said; a word that is no
+    speedup, or one without --max-pairs to choose with, is a usage error."""
+    problems, solutions = setup_run(tmp_path)
+    given = ("-s", str(solutions), "-p", str(problems), "--device", "cpu")
+    done = cli("run", "--run", "d", *given, "--max-pairs", "6", "--decide-at", "fast_p")
+    assert done.exit_code == 0, done.output
+    assert cli.judge.timing == TimingSettings(max_pairs=6, decide_at=(0.5, 0.8, 1.0, 1.5, 2.0))
+    assert "1 to 6 worker pairs, more only near 0.5, 0.8, 1, 1.5, 2x" in done.output
+    with Store(tmp_path / "kbench.db") as store:
+        assert store.run("d").config.decide_at == (0.5, 0.8, 1.0, 1.5, 2.0)
+    assert cli("run", "--run", "d").exit_code == 0  # resumed: the stored speedups
+    refused = cli("run", "--run", "d", "--decide-at", "1")
+    assert refused.exit_code == 2 and "decide_at" in refused.output
+    word = cli("run", "--run", "e", *given, "--max-pairs", "6", "--decide-at", "fast")
+    assert word.exit_code == 2 and "--decide-at 'fast'" in word.output
+    alone = cli("run", "--run", "f", *given, "--decide-at", "1,1.5")
+    assert alone.exit_code == 2 and "needs max_pairs" in alone.output
+
+
 def test_failures_outside_the_candidate_are_recorded_and_retried_on_resume(tmp_path):
     problems, solutions = setup_run(tmp_path, ["p1", "p2"], {"p1": "correct 2.0", "p2": "correct 2.0"})
 

@@ -18,6 +18,7 @@ from kbench.core.solution import SolutionError
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.runs import export, runner
 from kbench.runs.records import RETRIED_STATUSES
+from kbench.runs.score import P_VALUES
 from kbench.runs.store import DEFAULT_PATH, StoreError
 from kbench.suite.problem import SIZES, ProblemError
 
@@ -124,6 +125,27 @@ def counts_text(counts: dict[str, int]) -> str:
 def split_names(options: list[str] | None) -> tuple[str, ...]:
     """Names given comma-separated, repeated, or both (``--baseline eager,compile --baseline cudagraphs``)."""
     return tuple(name.strip() for option in options or [] for name in option.split(",") if name.strip())
+
+
+DECIDE_AT = "P,P,...|fast_p"
+DECIDE_AT_HELP = ("With --max-pairs: more pairs only while a speedup's 95% interval still holds one of these "
+                  "speedups (fast_p: the scores' p values, 0.5,0.8,1,1.5,2), so that a speedup clear of them "
+                  "stops at --pairs.")
+
+
+def decide_points(options: list[str] | None) -> tuple[float, ...]:
+    """``--decide-at``'s speedups: numbers comma-separated or repeated, ``fast_p`` for the p values
+    the scores count (above 0: at 0 fast_p counts correctness alone)."""
+    points: list[float] = []
+    for name in split_names(options):
+        if name == "fast_p":
+            points += [p for p in P_VALUES if p > 0]
+            continue
+        try:
+            points.append(float(name))
+        except ValueError:
+            raise usage_error(f"--decide-at {name!r}: a speedup such as 1 or 1.5, or fast_p") from None
+    return tuple(sorted(set(points)))
 
 
 def print_run_state(out: Console, data: Any, statuses: dict[str, int], evaluated: int, total: int, *,

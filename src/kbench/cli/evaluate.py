@@ -13,7 +13,8 @@ from rich.rule import Rule
 from rich.table import Table
 
 from kbench.cli import verdicts
-from kbench.cli.common import DEVICE, POLICY, SIZE, HelpCommand, make_console, split_names, usage_error
+from kbench.cli.common import (DECIDE_AT, DECIDE_AT_HELP, DEVICE, POLICY, SIZE, HelpCommand, decide_points,
+                               make_console, split_names, usage_error)
 from kbench.cli.progress import EvaluationProgress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
@@ -80,6 +81,7 @@ def eval_command(
                               "the verdict averages (docs/timing.md)."),
     max_pairs: int = typer.Option(0, min=0, help="More evaluations, up to this many in all, until the speedup's 95% "
                                   "interval reaches at most 0.5% from it (0: --pairs only)."),
+    decide_at: Optional[List[str]] = typer.Option(None, metavar=DECIDE_AT, help=DECIDE_AT_HELP),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
                                  "(docs/guard.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -100,7 +102,8 @@ def eval_command(
             verdict = evaluate(
                 prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
                 dtype=dtype, baselines=split_names(baseline) or ("eager",),
-                timing=TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs), sandbox=sandbox,
+                timing=TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs,
+                                      decide_at=decide_points(decide_at)), sandbox=sandbox,
                 progress=shown,
             )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:

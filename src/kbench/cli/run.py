@@ -9,7 +9,7 @@ import threading
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Iterator, List, Optional
 
 import typer
 from rich.markup import escape
@@ -18,7 +18,7 @@ from kbench import judge
 from kbench.agents import command_agent, providers
 from kbench.agents import loop as agent
 from kbench.agents.providers import Sampling
-from kbench.cli import model_run, repo_run
+from kbench.cli import model_run, repo_run, run_settings
 from kbench.cli.common import (
     DB_OPTION,
     DEVICE,
@@ -31,7 +31,10 @@ from kbench.cli.common import (
     STORE,
     HelpCommand,
     UsageError,
+    DECIDE_AT,
+    DECIDE_AT_HELP,
     counts_text,
+    decide_points,
     make_console,
     split_names,
     usage_errors,
@@ -40,10 +43,7 @@ from kbench.cli.progress import BarProgress, ErrorLimit, PlainProgress, QuietPro
 from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
 from kbench.cli.verdicts import one_line
-from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
-from kbench.judge.guard import DEFAULT_POLICY
-from kbench.judge.timing import TimingSettings, check_settings
 from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
@@ -52,9 +52,8 @@ from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import columns_of, outcomes
 from kbench.runs.score import score as score_run
 from kbench.runs.store import Store
-from kbench.suite import kernelbench
 from kbench.suite.kernelbench import PRECISIONS
-from kbench.suite.problem import DTYPES, resolve_size
+from kbench.suite.problem import DTYPES
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 console = make_console()
@@ -163,6 +162,9 @@ def run_command(
     max_pairs: Optional[int] = typer.Option(None, min=0, help="More evaluations, up to this many in all, until a "
                                             "speedup's 95% interval reaches at most 0.5% from it [default: 0, "
                                             "--pairs only].", rich_help_panel=JUDGE),
+    decide_at: Optional[List[str]] = typer.Option(
+        None, metavar=DECIDE_AT, help=DECIDE_AT_HELP.rstrip(".") + " [default: none, every speedup until narrow].",
+        rich_help_panel=JUDGE),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
                                            "(docs/guard.md); --no-sandbox is recorded with every verdict [default: "
                                            "sandbox].", rich_help_panel=JUDGE),
@@ -227,7 +229,8 @@ def run_command(
         stored_config = stored.config if stored else None
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
                       policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                      precision=precision, pairs=pairs, max_pairs=max_pairs)
+                      precision=precision, pairs=pairs, max_pairs=max_pairs,
+                      decide_at=decide_points(decide_at) if decide_at else None)
         generation = model_run.Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
             target=target, gpu=gpu, concurrency=concurrency,
@@ -245,7 +248,7 @@ def run_command(
                 generation=generation, judged=dict(device=device, size=size, trials=trials, timeout=timeout,
                                                    policy=policy, sandbox=sandbox, limit=limit),
                 kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--pairs": pairs,
-                             "--max-pairs": max_pairs, "--dtype": dtype,
+                             "--max-pairs": max_pairs, "--decide-at": decide_at, "--dtype": dtype,
                              "--precision": precision, "--target": target, "--build-jobs": build_jobs,
                              "--address": address, "--executor": None if executor == "local" else executor})
             return
@@ -257,8 +260,9 @@ def run_command(
             if stored_config is None:
                 raise UsageError(f"no run named {run!r} in {db} to re-judge")
             statuses = rejudge_run.parse_statuses(rejudge)
-            settings = _judge_settings(stored_config, **judged)
-            selected = _runnable(stored_config.selection, settings["dtype"], settings["limit"], settings["precision"])
+            settings = run_settings.judge_settings(stored_config, **judged)
+            selected = run_settings.runnable(stored_config.selection, settings["dtype"], settings["limit"],
+                                             settings["precision"])
             config = rejudge_run.rejudge_config(stored_config, selected, **settings)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
@@ -275,7 +279,7 @@ def run_command(
                              "samples as they are")
             if stored_config is not None and stored_config.source != "replay" and solutions is not None:
                 raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
-            config, plan = _config_and_plan(stored_config, solutions, problems, **judged)
+            config, plan = run_settings.config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
             spread = _executor(executor, address, gpus, build_jobs, config.device)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
@@ -290,8 +294,8 @@ def run_command(
         if stored_config is None and not problems:
             raise UsageError("a new run needs --problems")
         selection = tuple(problems) if problems else stored_config.selection
-        settings = _judge_settings(stored_config, **judged)
-        chosen = _runnable(selection, settings["dtype"], settings["limit"], settings["precision"])
+        settings = run_settings.judge_settings(stored_config, **judged)
+        chosen = run_settings.runnable(selection, settings["dtype"], settings["limit"], settings["precision"])
         config, plan, the_agent = model_run.generated_setup(stored_config, spec, selection, generation, settings,
                                                             chosen)
         devices = _devices(gpus, config.device)
@@ -399,84 +403,6 @@ def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
         return judge.RayExecutor(address, device=device, build_jobs=build_jobs)
     except ImportError as exc:
         raise UsageError(str(exc)) from exc
-
-
-def _config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs):
-    """The run's config from the options, those left out taken from a stored run (or the defaults)."""
-    if stored is None and (solutions is None or not problems):
-        raise UsageError("a new run needs --model (or --solutions) and --problems")
-    selection = tuple(problems) if problems else stored.selection
-    solutions_dir = solutions if solutions is not None else Path(stored.solutions)
-    judged = _judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                             precision=precision, pairs=pairs, max_pairs=max_pairs)
-    chosen = _runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
-    plan = runner.plan_replay(chosen, solutions_dir)
-    return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
-
-
-def _judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype, limit, precision, pairs, max_pairs) -> dict[str, Any]:
-    """How the run's candidates are judged (and how many problems, for a smoke
-    run): each option as given, else as the run was stored, else the default;
-    the device and size resolved, CUDA-graph timing only on a CUDA device. A
-    KernelBench precision judges in its dtype; with --dtype given, none is taken
-    from the stored run (so that a run of the other kind is refused, not mixed)."""
-    if precision is not None and dtype is not None:
-        raise UsageError("--precision casts every problem as KernelBench does; --dtype judges a problem's own "
-                         "variant: give one of them")
-    if precision is None and dtype is None and stored is not None:
-        precision = stored.precision
-    if precision is not None:
-        if precision not in PRECISIONS:
-            raise UsageError(f"--precision {precision!r}: choose from {', '.join(PRECISIONS)}")
-        dtype = PRECISIONS[precision]
-    device = resolve_device(device if device is not None else stored.device if stored else None)
-    cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
-    pairs = pairs or (stored.pairs if stored else 1)
-    max_pairs = max_pairs if max_pairs is not None else stored.max_pairs if stored else 0
-    check_settings(TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs), device)
-    return {
-        "device": device,
-        "size": resolve_size(size or (stored.size if stored else "auto"), device),
-        "trials": trials or (stored.trials if stored else DEFAULT_TRIALS),
-        "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
-        "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
-        "cuda_graph": cuda_graph,
-        "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
-        "dtype": _check_dtype(dtype or (stored.dtype if stored else "float32")),
-        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
-        "limit": limit if limit is not None else stored.limit if stored else None,
-        "precision": precision,
-        "pairs": pairs,
-        "max_pairs": max_pairs,
-    }
-
-
-def _check_dtype(dtype: str) -> str:
-    if dtype not in DTYPES:
-        raise UsageError(f"--dtype {dtype!r}: choose from {', '.join(DTYPES)}")
-    return dtype
-
-
-def _runnable(selection, dtype: str, limit: int | None = None, precision: str | None = None) -> list:
-    """The selected problems this Python can run in ``dtype`` (the first ``limit``
-    of them), each cast as KernelBench does at a ``precision``; the others are named
-    on stderr and left out."""
-    selected = runner.select_problems(selection)
-    if precision is not None:
-        selected = [kernelbench.at_precision(problem, precision) for problem in selected]
-    problems, skipped = runner.runnable(selected, dtype)
-    if skipped:
-        reasons = sorted(set(skipped.values()))
-        hint = f"; for level 4: {install_hint('transformers', 'level4')}" if any(
-            r.startswith("needs") for r in reasons) else ""
-        make_console(stderr=True).print(
-            f"[yellow]skipped:[/yellow] {len(skipped)} problem(s) this Python cannot run ({'; '.join(reasons)}), "
-            f"e.g. {next(iter(skipped))}{hint}", highlight=False, soft_wrap=True
-        )
-    return problems[:limit]
 
 
 @contextmanager

@@ -9,7 +9,8 @@ and averaging whole evaluations brought that down about as 1/sqrt(n)
 (docs/timing.md, "Out of sample"). So a verdict asked to repeat more closely
 than one pair can is the average of several evaluations, each in a fresh pair of
 workers (``TimingSettings.pairs`` at least, up to ``max_pairs`` until the
-interval is within ``target_pair_error``): their log speedups averaged, the
+interval is within ``target_pair_error``, or, with ``decide_at``, clear of the
+speedups a score turns on): their log speedups averaged, the
 candidate's and each measured baseline's times as geometric means (so a speedup
 is still its baseline's time over the candidate's), and an interval whose
 between-process part shrinks as 1/sqrt(n), widened again when the pairs
@@ -70,14 +71,21 @@ def sampled(judge_pair: Callable[[bool], Verdict], settings: TimingSettings, rep
 def more_pairs(verdicts: list[Verdict], settings: TimingSettings, repository: bool = False) -> bool:
     """Whether another pair is due: fewer than ``settings.pairs`` so far, or, below ``max_pairs``,
     a speedup whose 95% interval (over the pairs so far) reaches further than ``target_pair_error``
-    from it, in log, on either side. A verdict that timed nothing needs no more."""
+    from it, in log, on either side, and, with ``decide_at``, still holds one of those speedups.
+    A verdict that timed nothing needs no more."""
     count = len(verdicts)
     if count >= most_pairs(settings) or not _columns(verdicts):
         return False
     if count < settings.pairs:
         return True
     return any(max(_half_widths(speedup, interval)) > settings.target_pair_error
+               and undecided(interval, settings.decide_at)
                for speedup, interval, _ in _column_speedups(verdicts, repository).values())
+
+
+def undecided(interval: list[float], decide_at: tuple[float, ...]) -> bool:
+    """Whether an interval still holds a speedup a score turns on (any interval, with none given)."""
+    return not decide_at or any(interval[0] <= at <= interval[1] for at in decide_at)
 
 
 def combined(verdicts: list[Verdict], repository: bool = False) -> Verdict:

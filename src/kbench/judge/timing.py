@@ -76,6 +76,10 @@ class TimingSettings:
     pairs: int = 1
     max_pairs: int = 0
     target_pair_error: float = 0.005
+    # The speedups a score turns on (fast_p's p): with ``max_pairs``, a further pair only while some
+    # speedup's interval still holds one of them, as well as reaching further than ``target_pair_error``;
+    # a speedup well clear of them is decided by fewer pairs. (): every speedup until its interval is narrow.
+    decide_at: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -446,6 +450,11 @@ def check_settings(settings: TimingSettings, device: str) -> TimingSettings:
                                                       or not settings.target_pair_error > 0)):
         raise ValueError(f"pairs {settings.pairs} must be at least 1, and max_pairs {settings.max_pairs} 0 or at "
                          f"least pairs, with a positive target_pair_error")
+    if not all(isinstance(p, (int, float)) and 0 < p < math.inf for p in settings.decide_at):
+        raise ValueError(f"decide_at {list(settings.decide_at)}: speedups, each positive and finite")
+    if settings.decide_at and settings.max_pairs <= settings.pairs:
+        raise ValueError(f"decide_at {list(settings.decide_at)} chooses which speedups get pairs beyond pairs "
+                         f"({settings.pairs}): it needs max_pairs above that")
     return settings
 
 

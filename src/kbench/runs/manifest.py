@@ -87,6 +87,7 @@ class RunConfig:
     # until its interval is narrow enough (kbench.judge.pairs; docs/timing.md).
     pairs: int = 1
     max_pairs: int = 0
+    decide_at: tuple[float, ...] = ()  # with max_pairs: more pairs only for a speedup not clear of these (fast_p's p)
     sandbox: bool = True  # candidates in the OS sandbox; False only by --no-sandbox (docs/guard.md)
     dtype: str = "float32"  # the problems' variant judged (KBENCH_DTYPES); problems without it are left out
     limit: int | None = None  # only the selection's first N problems (kbench run --limit: a smoke run)
@@ -102,16 +103,19 @@ class RunConfig:
         known = _known(cls, data)
         known["selection"] = tuple(known["selection"])
         known["baselines"] = tuple(known["baselines"])
+        known["decide_at"] = tuple(known.get("decide_at", ()))
         return cls(**known)
 
     def timing_settings(self) -> TimingSettings:
         """The timing protocol this run's candidates are judged with."""
-        return TimingSettings(cuda_graph=self.cuda_graph, pairs=self.pairs, max_pairs=self.max_pairs)
+        return TimingSettings(cuda_graph=self.cuda_graph, pairs=self.pairs, max_pairs=self.max_pairs,
+                              decide_at=self.decide_at)
 
     def pairs_text(self) -> str:
         """How many worker pairs a verdict averages, in words."""
         if self.max_pairs > self.pairs:
-            return f"{self.pairs} to {self.max_pairs} worker pairs"
+            until = f", more only near {', '.join(f'{p:g}' for p in self.decide_at)}x" if self.decide_at else ""
+            return f"{self.pairs} to {self.max_pairs} worker pairs{until}"
         return f"{self.pairs} worker pair" + ("s" if self.pairs > 1 else "")
 
     def differences(self, other: "RunConfig") -> dict[str, tuple[Any, Any]]:

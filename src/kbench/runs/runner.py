@@ -279,6 +279,7 @@ def generated_config(
     precision: str | None = None,
     pairs: int = 1,
     max_pairs: int = 0,
+    decide_at: Sequence[float] = (),
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
@@ -286,6 +287,7 @@ def generated_config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
         generation=generation, limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
+        decide_at=tuple(decide_at),
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -310,13 +312,14 @@ def run_config(
     precision: str | None = None,
     pairs: int = 1,
     max_pairs: int = 0,
+    decide_at: Sequence[float] = (),
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
     return _config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
-        limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
+        limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=tuple(decide_at),
     )
 
 
