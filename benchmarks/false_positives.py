@@ -8,6 +8,7 @@ honestly carries ``torch-compute``).
     PYTHONPATH=src python3 benchmarks/false_positives.py --out fp.json            # a GPU: all of it
     PYTHONPATH=src TRITON_INTERPRET=1 python3 benchmarks/false_positives.py --device cpu --load 2 --out fp.json
     ... [--repeat 3] [--build-jobs 14] [--policy lenient|strict|off] [--only relu l2_] [--fast-timing] [--pairs 4]
+    ... [--max-pairs 6 --decide-at 0.5 0.8 1 1.5 2]
 
 ``--load N`` starts N processes that busy-loop on the CPU for the whole run (a shared
 machine), stopped at the end; ``--build-jobs N`` builds the solutions ahead on the CPUs
@@ -38,7 +39,7 @@ from kbench.judge.builds import build, needs_build
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.devices import resolve_device
 from kbench.judge.guard import POLICIES, RULES
-from kbench.judge.timing import TimingSettings
+from kbench.judge.timing import TimingSettings, check_settings
 from kbench.suite import find_problem
 from kbench.suite.problem import ProblemError, ProblemSkipped, check_runnable
 
@@ -84,6 +85,8 @@ def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
         "known_false_flags": [rule for rule in flagged if rule in honest.known_false_flags],
         "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
         "runtime_ms": verdict.runtime_ms, "speedup": verdict.speedup.get("eager"),
+        "speedup_interval": verdict.speedup_interval.get("eager"),
+        "pairs": len((verdict.timing or {}).get("pair_speedups", {}).get("eager") or [None]),
         "device": verdict.device, "device_name": verdict.device_name, "size": verdict.size,
         "suspicions": verdict.suspicions,  # rejections that noise could have made, measured again
         "clock_spans_ms": {key: value for key, value in (verdict.timing or {}).items()
@@ -131,7 +134,8 @@ def judge(rows: list[Honest], args: argparse.Namespace):
             jobs.append((honest, repeat))
     yield from skipped
     options = {"policy": args.policy, "size": args.size, "trials": args.trials, "timeout": args.timeout}
-    options["timing"] = dataclasses.replace(FAST_TIMING if args.fast_timing else TimingSettings(), pairs=args.pairs)
+    options["timing"] = dataclasses.replace(FAST_TIMING if args.fast_timing else TimingSettings(), pairs=args.pairs,
+                                            max_pairs=args.max_pairs, decide_at=tuple(args.decide_at))
     executor = LocalExecutor([args.device], build_jobs=args.build_jobs)
     prebuild = lambda item, device: build(Solution.from_file(item[0].path), device,  # noqa: E731
                                           problem=find_problem(item[0].problem), size=args.size)
@@ -184,6 +188,9 @@ def report(results: list[dict]) -> None:
         print("\n  suspicions measured again (not a verdict unless seen twice):")
         for r in suspected:
             print(f"    {r['file']} (repeat {r['repeat']}): then {r['status']}; first: {r['suspicions'][0][:300]}")
+    pairs = collections.Counter(r["pairs"] for r in judged if "pairs" in r)
+    if set(pairs) - {1}:
+        print("\n  worker pairs per verdict: " + ", ".join(f"{n}: {count}" for n, count in sorted(pairs.items())))
     walls = sorted(r["wall_seconds"] for r in judged if r["wall_seconds"])
     if walls:
         print(f"\n  wall per evaluation: median {walls[len(walls) // 2]:.1f} s ({walls[0]:.1f}-{walls[-1]:.1f} s)")
@@ -203,9 +210,17 @@ def main() -> None:
     parser.add_argument("--fast-timing", action="store_true",
                         help="the exploit suite's short timing protocol (for the Triton interpreter)")
     parser.add_argument("--pairs", type=int, default=1, help="worker pairs each solution is judged in")
+    parser.add_argument("--max-pairs", type=int, default=0, help="more pairs, up to this many, until narrow")
+    parser.add_argument("--decide-at", type=float, nargs="*", default=[],
+                        help="with --max-pairs: more pairs only while the interval holds one of these speedups")
     parser.add_argument("--out", type=Path, required=True, help="a JSON of every verdict and the settings")
     args = parser.parse_args()
     args.device = resolve_device(args.device)
+    try:
+        check_settings(TimingSettings(pairs=args.pairs, max_pairs=args.max_pairs, decide_at=tuple(args.decide_at)),
+                       args.device)
+    except ValueError as exc:
+        parser.error(str(exc))
     rows = select(args.device, args.only)
     if not rows:
         parser.error(f"no corpus file for {args.device} matches --only {args.only}")
