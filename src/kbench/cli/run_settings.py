@@ -19,22 +19,22 @@ from kbench.suite.problem import DTYPES, resolve_size
 
 
 def config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                     cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at):
+                    cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
     selection = tuple(problems) if problems else stored.selection
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
-                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                             precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at)
+                            policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
+                            precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at)
     chosen = runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
     plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                    sandbox, dtype, limit, precision, pairs, max_pairs, decide_at) -> dict[str, Any]:
+                   sandbox, dtype, limit, precision, pairs, max_pairs, decide_at) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
     the device and size resolved, CUDA-graph timing only on a CUDA device. A
