@@ -304,6 +304,14 @@ def test_a_run_that_decides_at_fast_ps_speedups_keeps_them_and_says_it(cli, tmp_
     assert "1 to 6 worker pairs, more only near 0.5, 0.8, 1, 1.5, 2x" in done.output
     with Store(tmp_path / "kbench.db") as store:
         assert store.run("d").config.decide_at == (0.5, 0.8, 1.0, 1.5, 2.0)
+        data = store.load("d")
+    took = iter([1, 1, 6, 2])  # the four correct ones; the fifth problem has no solution
+    data = dataclasses.replace(data, evaluations=[
+        dataclasses.replace(e, verdict={"timing": {"pair_speedups": {"eager": [1.0] * n, "compile": [1.0] * n}}})
+        if e.correct and (n := next(took)) else e for e in data.evaluations])
+    shown = Console(file=io.StringIO(), width=300)
+    cli_runs.print_score(shown, data, score(outcomes(data), columns_of(data)))
+    assert "2x (verdicts by pairs taken: 1: 2, 2: 1, 6: 1)" in shown.file.getvalue()
     assert cli("run", "--run", "d").exit_code == 0  # resumed: the stored speedups
     refused = cli("run", "--run", "d", "--decide-at", "1")
     assert refused.exit_code == 2 and "decide_at" in refused.output

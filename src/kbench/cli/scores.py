@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
@@ -117,6 +118,18 @@ def _published_line(result: Score, device_name: str) -> str:
 KERNELS_ONLY = "kernels only (correct with no style flag)"
 
 
+def _pairs_taken(data: RunData) -> str:
+    """How many worker pairs the run's timed verdicts took, where the stopping rule chose (``max_pairs``
+    above ``pairs``): what ``--decide-at`` saved is read here."""
+    if data.run.config.max_pairs <= data.run.config.pairs:
+        return ""
+    timings = [e.verdict["timing"] for e in data.evaluations if e.correct and e.verdict and e.verdict.get("timing")]
+    taken = Counter(max(map(len, (t.get("pair_speedups") or {}).values()), default=1) for t in timings)
+    if not taken:
+        return ""
+    return " (verdicts by pairs taken: " + ", ".join(f"{n}: {count}" for n, count in sorted(taken.items())) + ")"
+
+
 def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, Score] | None = None) -> None:
     manifest = data.sessions[0].manifest
     overall = result.overall
@@ -126,7 +139,7 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         f"[bold]run {data.run.name}[/bold]: {overall.n_problems} problems on {manifest.gpu_name or manifest.cpu} "
         f"({data.run.config.device}), kbench {manifest.kbench_version} at {revision}, torch {manifest.torch}, "
         f"policy {data.run.config.policy}" + (", timed by CUDA-graph replays" if data.run.config.cuda_graph else "")
-        + (f", speedups averaged over {data.run.config.pairs_text()}"
+        + (f", speedups averaged over {data.run.config.pairs_text()}{_pairs_taken(data)}"
            if max(data.run.config.pairs, data.run.config.max_pairs) > 1 else "")
         + (f", every problem cast to {data.run.config.precision} as KernelBench does (--precision)"
            if data.run.config.precision else ""),
