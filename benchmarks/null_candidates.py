@@ -96,6 +96,7 @@ def protocol_name(timing: TimingSettings) -> str:
                if timing.target_rel_error != default.target_rel_error else "")
             + (f",warmup_seconds={timing.warmup_seconds:g}" if timing.warmup_seconds != default.warmup_seconds else "")
             + (f",launch_lead_us={timing.launch_lead_us:g}" if timing.launch_lead_us else "")
+            + ("" if timing.replay_settling else ",no_replay_settling")
             + (f",pairs={timing.pairs}" if timing.pairs > 1 else "")
             + (f",max_pairs={timing.max_pairs},target_pair={timing.target_pair_error:g}" if timing.max_pairs else ""))
 
@@ -166,6 +167,9 @@ def main() -> None:
                              "before it (call_capture.py): where the null candidate's handicap lives")
     parser.add_argument("--lead-us", type=float, default=0.0,
                         help="TimingSettings.launch_lead_us: a GPU sleep queued ahead of each call's start event")
+    parser.add_argument("--replay-settling", action=argparse.BooleanOptionalAction, default=True,
+                        help="TimingSettings.replay_settling: --no-replay-settling leaves the settling calls out of "
+                             "eager's replay (an experiment)")
     parser.add_argument("--report", action="store_true", help="Only print the report of --out.")
     parser.add_argument("--between-sd", type=float, default=None,
                         help="in the report, also the intervals with this between-process spread (0.002: 0.2%%)")
@@ -177,6 +181,7 @@ def main() -> None:
                                     max_rounds=args.max_rounds, target_speedup_error=args.target,
                                     min_calls=args.min_calls, target_rel_error=args.target_rel_error,
                                     warmup_seconds=args.warmup_seconds, launch_lead_us=args.lead_us,
+                                    replay_settling=args.replay_settling,
                                     pairs=args.pairs, max_pairs=args.max_pairs,
                                     target_pair_error=args.target_pair_error)
             with CallCapture() if args.per_call else nullcontext() as capture:

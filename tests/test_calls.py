@@ -25,6 +25,7 @@ from kbench.judge.calls import (
     Checks,
     ProtocolViolation,
     record_index,
+    replayed_calls,
     trusted_clock_findings,
 )
 from kbench.judge.outputs import (
@@ -160,6 +161,13 @@ def test_the_calls_after_a_check_settle_untimed_and_eager_replays_them_so(tmp_pa
         assert [c.kind for c in eager.calls] == kinds
         assert [c.seed for c in eager.timed()] == [c.seed for c in candidate.timed()]
         assert len(eager.rule.samples) == 40
+        # The experiment without the settling calls (TimingSettings.replay_settling off): the same timed calls.
+        calls = replayed_calls(candidate.calls, settling=False)
+        unsettled = CallDriver(replay, SeedFeed([c.seed for c in calls]), kinds=[c.kind for c in calls])
+        drive(unsettled)
+        assert [c.kind for c in unsettled.calls] == [kind for kind in kinds if kind != "settle"]
+        assert [c.seed for c in unsettled.timed()] == [c.seed for c in candidate.timed()]
+        assert replayed_calls(candidate.calls) == candidate.calls
     assert rounds_that_settled >= 10  # about two of 40 timed calls checked, rarely the last one alone
 
 

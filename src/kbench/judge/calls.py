@@ -89,6 +89,12 @@ def timed_calls(calls: list[Call]) -> list[Call]:
     return [c for c in calls if c.kind == "timed"]
 
 
+def replayed_calls(calls: list[Call], settling: bool = True) -> list[Call]:
+    """The calls of a candidate's round a baseline replays: every one, or, without ``settling``
+    (``TimingSettings.replay_settling``, an experiment), all but those that settled after a check."""
+    return [c for c in calls if settling or c.kind != "settle"]
+
+
 class Checks:
     """Which calls of a series the judge asks to be saved: every one (trials) or,
     for timed rounds, a secret random few, about ``per_round`` of the timed calls

@@ -27,7 +27,7 @@ from kbench.judge.baselines import (
     default_cache_path,
     driver_version,
 )
-from kbench.judge.calls import Call, CallDriver, timed_calls
+from kbench.judge.calls import Call, CallDriver, replayed_calls, timed_calls
 from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import Finding
@@ -273,7 +273,8 @@ class ReferenceSide:
     def replay_round(self, workers: dict[str, Worker], timed: TimedSeries, rounds: dict[str, list[dict[str, Any]]],
                      series: dict[str, list[TimedSeries]] | None = None, round_index: int | None = None) -> None:
         """Each baseline worker times exactly the calls of ``timed`` (warm-up, settling and timed, in
-        its order), on its seeds."""
+        its order), on its seeds; without the settling ones with ``replay_settling`` off (an experiment)."""
+        calls = replayed_calls(timed.calls, self.timing.replay_settling)
         settings = replace(
             self.timing,
             warmup_calls=timed.timing.warmup_calls,
@@ -284,8 +285,8 @@ class ReferenceSide:
             budget_seconds=REFERENCE_TIMEOUT,
         )
         for column, worker in workers.items():
-            measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in timed.calls]), round_index,
-                                 [c.kind for c in timed.calls])
+            measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in calls]), round_index,
+                                 [c.kind for c in calls])
             rounds[column].append(measured.timing.to_dict())
             if series is not None:
                 series.setdefault(column, []).append(measured)
