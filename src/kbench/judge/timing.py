@@ -66,9 +66,9 @@ class TimingSettings:
     # benchmarks/pause_ramp.py) is out of the clock, up to that long. 0: the clock counts the launch.
     launch_lead_us: float = 0.0
     # An experiment (issue 30): False leaves the candidate's settling calls out of each baseline's replay of
-    # its round. Neither side times them and a baseline has no check to settle from; in a round of ten timed
-    # calls with two checks they were about 14 of the replay's 27 calls on the H200. True (the default): the
-    # very same calls on both sides, as every figure in docs/timing.md was measured.
+    # its round. Neither side times them and a baseline has no check to settle from; with six after each of
+    # the 2.3 checks a round of the H200's null candidates had, about 14 of a replay's 27 calls. True (the
+    # default): the very same calls on both sides, as every figure in docs/timing.md was measured.
     replay_settling: bool = True
     # Above ``rounds``: further rounds, up to this many, until the rounds' speedups agree to within
     # ``target_speedup_error`` (kbench.judge.repeatability.rounds_settled). 0: always ``rounds``.
