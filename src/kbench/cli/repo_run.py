@@ -21,12 +21,10 @@ from kbench.agents.providers import Sampling
 from kbench.agents.repo_workspace import RepoCommandProvider
 from kbench.cli.common import UsageError, make_console
 from kbench.cli.model_run import model_or_files
-from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
-from kbench.judge.guard import DEFAULT_POLICY
+from kbench.cli.run_settings import shared_settings
 from kbench.runs import rejudge as rejudge_run
 from kbench.runs import repo_runner, runner
 from kbench.runs.manifest import RunConfig
-from kbench.suite.problem import resolve_size
 
 # Replaced in tests by a fake judge; looked up at call time.
 evaluate_patch = repo.evaluate_patch
@@ -65,7 +63,7 @@ def _run_repo(run: str, stored: RunConfig | None, execute: Callable, *, model: s
     if given:
         raise UsageError(f"{', '.join(given)}: not for the repository track (a patch is timed against the base "
                          "revision, in the workload's own dtype)")
-    settings = judge_settings(stored, **judged)
+    settings = shared_settings(stored, **judged)
     if rejudge is not None:
         if model or solutions or tasks:
             raise UsageError("--rejudge judges the run's stored patches again: leave out --model, --solutions, --tasks")
@@ -119,20 +117,6 @@ def _run_repo(run: str, stored: RunConfig | None, execute: Callable, *, model: s
 
 def _tasks(selection, limit: int | None) -> list:
     return repo_runner.select_tasks(selection)[:limit]
-
-
-def judge_settings(stored: RunConfig | None, *, device, size, trials, timeout, policy, sandbox, limit) -> dict[str, Any]:
-    """How the patches are judged: each option as given, else as the run stored it, else the default."""
-    device = resolve_device(device if device is not None else stored.device if stored else None)
-    return {
-        "device": device,
-        "size": resolve_size(size or (stored.size if stored else "auto"), device),
-        "trials": trials or (stored.trials if stored else DEFAULT_TRIALS),
-        "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
-        "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
-        "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
-        "limit": limit if limit is not None else stored.limit if stored else None,
-    }
 
 
 def make_agent(stored: RunConfig | None, spec: providers.ModelSpec, options: Any, judged: dict[str, Any]) -> agent.Agent:

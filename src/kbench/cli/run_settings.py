@@ -49,27 +49,39 @@ def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, 
         if precision not in PRECISIONS:
             raise UsageError(f"--precision {precision!r}: choose from {', '.join(PRECISIONS)}")
         dtype = PRECISIONS[precision]
-    device = resolve_device(device if device is not None else stored.device if stored else None)
+    shared = shared_settings(stored, device=device, size=size, trials=trials, timeout=timeout, policy=policy,
+                             sandbox=sandbox, limit=limit)
+    device = shared["device"]
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
     pairs = pairs or (stored.pairs if stored else 1)
     max_pairs = max_pairs if max_pairs is not None else stored.max_pairs if stored else 0
     decide_at = decide_at if decide_at is not None else stored.decide_at if stored else ()
     check_settings(TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at), device)
     return {
+        **shared,
+        "cuda_graph": cuda_graph,
+        "dtype": check_dtype(dtype or (stored.dtype if stored else "float32")),
+        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
+        "precision": precision,
+        "pairs": pairs,
+        "max_pairs": max_pairs,
+        "decide_at": decide_at,
+    }
+
+
+def shared_settings(stored: RunConfig | None, *, device, size, trials, timeout, policy, sandbox,
+                    limit) -> dict[str, Any]:
+    """What a run of either track (problems, or repository tasks: kbench.cli.repo_run) is judged with: each
+    option as given, else as the run stored it, else the default; the device and size resolved."""
+    device = resolve_device(device if device is not None else stored.device if stored else None)
+    return {
         "device": device,
         "size": resolve_size(size or (stored.size if stored else "auto"), device),
         "trials": trials or (stored.trials if stored else DEFAULT_TRIALS),
         "timeout": timeout or (stored.timeout if stored else DEFAULT_TIMEOUT),
         "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
-        "cuda_graph": cuda_graph,
         "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
-        "dtype": check_dtype(dtype or (stored.dtype if stored else "float32")),
-        "baselines": tuple(baseline) if baseline else stored.baselines if stored else runner.default_baselines(device),
         "limit": limit if limit is not None else stored.limit if stored else None,
-        "precision": precision,
-        "pairs": pairs,
-        "max_pairs": max_pairs,
-        "decide_at": decide_at,
     }
 
 
