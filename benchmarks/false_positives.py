@@ -39,6 +39,7 @@ from kbench.judge.builds import build, needs_build
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.devices import resolve_device
 from kbench.judge.guard import POLICIES, RULES
+from kbench.judge.pairs import pairs_taken
 from kbench.judge.timing import TimingSettings, check_settings
 from kbench.suite import find_problem
 from kbench.suite.problem import ProblemError, ProblemSkipped, check_runnable
@@ -86,7 +87,7 @@ def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
         "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds,
         "runtime_ms": verdict.runtime_ms, "speedup": verdict.speedup.get("eager"),
         "speedup_interval": verdict.speedup_interval.get("eager"),
-        "pairs": len((verdict.timing or {}).get("pair_speedups", {}).get("eager") or [None]),
+        "pairs": pairs_taken(verdict.timing),
         "device": verdict.device, "device_name": verdict.device_name, "size": verdict.size,
         "suspicions": verdict.suspicions,  # rejections that noise could have made, measured again
         "clock_spans_ms": {key: value for key, value in (verdict.timing or {}).items()

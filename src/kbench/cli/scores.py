@@ -25,6 +25,7 @@ from kbench.cli.common import (
 )
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
 from kbench.cli.verdicts import CPU_NOTE
+from kbench.judge.pairs import pairs_taken
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
 from kbench.runs.comparison import compare as compare_runs
@@ -123,8 +124,8 @@ def _pairs_taken(data: RunData) -> str:
     above ``pairs``): what ``--decide-at`` saved is read here."""
     if data.run.config.max_pairs <= data.run.config.pairs:
         return ""
-    timings = [e.verdict["timing"] for e in data.evaluations if e.correct and e.verdict and e.verdict.get("timing")]
-    taken = Counter(max(map(len, (t.get("pair_speedups") or {}).values()), default=1) for t in timings)
+    taken = Counter(pairs_taken(e.verdict["timing"]) for e in data.evaluations
+                    if e.correct and e.verdict and e.verdict.get("timing"))
     if not taken:
         return ""
     return " (verdicts by pairs taken: " + ", ".join(f"{n}: {count}" for n, count in sorted(taken.items())) + ")"

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.core.verdict import Verdict
+from kbench.judge.pairs import pairs_taken
 
 STATUS_STYLE = {"correct": "bold green", "incorrect": "bold red", "rejected": "bold magenta"}
 OUTPUT_LINES_SHOWN = 15
@@ -105,9 +106,8 @@ def _undecided_text(verdict: Verdict, column: str) -> str:
     interval = verdict.speedup_interval.get(column)
     if verdict.device == "cpu" or not interval or not interval[0] <= 1.0 <= interval[1]:
         return ""
-    pairs = len((verdict.timing or {}).get("pair_speedups", {}).get(column) or [None])
     more = ("; more worker pairs narrow it (--pairs 4, or --max-pairs 8 to stop once it is within 0.5%)"
-            if pairs < 4 else "")
+            if pairs_taken(verdict.timing) < 4 else "")
     return f"not decided: the interval holds 1.0, neither faster nor slower than {column} beyond its noise{more}"
 
 

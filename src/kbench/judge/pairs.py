@@ -68,6 +68,11 @@ def sampled(judge_pair: Callable[[bool], Verdict], settings: TimingSettings, rep
     return combined(verdicts, repository)
 
 
+def pairs_taken(timing: dict[str, Any] | None) -> int:
+    """How many worker pairs a verdict's ``timing`` averages (``combined``'s ``pair_speedups``; 1 without)."""
+    return max(map(len, ((timing or {}).get("pair_speedups") or {}).values()), default=1)
+
+
 def more_pairs(verdicts: list[Verdict], settings: TimingSettings, repository: bool = False) -> bool:
     """Whether another pair is due: fewer than ``settings.pairs`` so far, or, below ``max_pairs``,
     a speedup whose 95% interval (over the pairs so far) reaches further than ``target_pair_error``
