@@ -1,9 +1,12 @@
 """The guard's static rules and its policy, without running anything."""
 
+import sys
+
 import pytest
 
 from kbench.judge.guard import RULES, action
 from kbench.judge.guard.static import check_source
+from kbench.judge.loading import import_solution
 
 KERNEL = '''
 import torch
@@ -113,6 +116,75 @@ def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
     assert "introspection" in rules(with_body(body, header))
 
 
+@pytest.mark.parametrize(
+    "body, header",
+    [
+        ("pass", "from threading import Thread\n"),
+        ("t = threading.Timer(1.0, print)", "import threading\n"),
+        ("getattr(threading, 'Thread')(target=print).start()", "import threading\n"),
+        ("pool = ThreadPoolExecutor(2)", "from concurrent.futures import ThreadPoolExecutor\n"),
+        ("pass", "import threading\nclass Launcher(threading.Thread):\n    pass\n"),
+        ("pass", "from threading import *\n"),
+    ],
+)
+def test_starting_a_thread_is_a_finding_however_it_is_named(body, header):
+    assert "threads" in rules(with_body(body, header))
+
+
+def test_threading_locks_and_thread_local_storage_start_nothing():
+    header = "import threading\nfrom threading import RLock\nLOCK = threading.Lock()\nLOCAL = threading.local()\n"
+    assert rules(with_body("with LOCK:\n            LOCAL.calls = 1", header)) == set()
+
+
+SEEDED_AT_IMPORT = "import random\nimport numpy\nimport torch\ntorch.manual_seed(0)\nrandom.seed(0)\nnumpy.random.seed(0)\n"
+
+
+def test_a_seed_outside_forward_is_no_finding_in_a_kernel_solution():
+    """The judge seeds before it builds a model and before each draw of inputs: a seed set at
+    import or in __init__ changes nothing it draws. In forward it stays a finding (the
+    parametrised case above), and so does every seed in a repository's file, which any
+    program may run."""
+    at_import = with_body("pass", SEEDED_AT_IMPORT)
+    in_init = with_body("pass").replace(
+        "class ModelNew(torch.nn.Module):",
+        "class ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        torch.cuda.manual_seed_all(0)\n")
+    assert rules(at_import) == set() and rules(in_init) == set()
+    assert "global-state" in {f.rule for f in check_source(at_import, kernel_solution=False)}
+
+
+SELF_TEST = """
+if __name__ == "__main__":
+    import sys, threading, time
+    torch.manual_seed(0)
+    threading.Thread(target=print).start()
+    start = time.perf_counter()
+    print(torch.tanh(torch.randn(4)), time.perf_counter() - start)
+    sys.exit(0)
+"""
+
+
+def test_a_self_test_block_is_not_read_since_an_import_never_runs_it():
+    source = with_body("pass") + SELF_TEST
+    assert rules(source) == set()
+    assert {"global-state", "threads", "process-exit"} <= {f.rule for f in check_source(source, kernel_solution=False)}
+    beside_an_else = with_body("pass") + SELF_TEST + "else:\n    threading.Thread(target=print).start()\n"
+    assert "threads" in rules(beside_an_else), "the else branch is what an import runs"
+
+
+def test_a_self_test_block_does_not_run_when_the_solution_rebinds_its_name(tmp_path):
+    """What the rules read is what runs: the block is gone from the module the worker executes."""
+    path = tmp_path / "solution.py"
+    path.write_text("import torch\n__name__ = '__main__'\nRAN = []\n"
+                    "class ModelNew(torch.nn.Module):\n    pass\n"
+                    "if __name__ == '__main__':\n    RAN.append('the self-test block')\n")
+    try:
+        model_class = import_solution(path)
+        assert model_class.__name__ == "ModelNew" and sys.modules["kbench_solution"].RAN == []
+    finally:
+        sys.modules.pop("kbench_solution", None)
+
+
 def test_looking_up_the_models_own_attributes_by_name_is_not_a_finding():
     assert rules(with_body("w = getattr(self, 'weight', None)")) == {"dynamic-access"}
 
@@ -188,6 +260,19 @@ def test_reference_op_is_read_from_the_reference_model():
     assert "reference-op" in found
     uses_weights_only = with_body("w = self.linear.weight")
     assert "reference-op" not in {f.rule for f in check_source(uses_weights_only, reference_source=REFERENCE)}
+
+
+def test_a_copy_of_the_reference_program_that_model_new_never_uses_is_not_read():
+    """An answer often repeats the reference program (its Model, get_inputs) above ModelNew."""
+    copied = REFERENCE + "\ndef get_inputs():\n    return [torch.randn(8, 8)]\n" + with_body("pass").replace(
+        "import torch\n", "", 1)
+    assert "reference-op" not in {f.rule for f in check_source(copied, reference_source=REFERENCE)}
+    built_on_it = copied.replace("class ModelNew(torch.nn.Module):", "class ModelNew(Model):").replace(
+        "        pass\n", "        return super().forward(x)\n")
+    assert "reference-op" in {f.rule for f in check_source(built_on_it, reference_source=REFERENCE)}
+    through_a_helper = copied.replace("        pass\n", "        return helper(self, x)\n") + (
+        "\ndef helper(model, x):\n    return Model.forward(model, x)\n")
+    assert "reference-op" in {f.rule for f in check_source(through_a_helper, reference_source=REFERENCE)}
 
 
 def test_a_layer_built_to_hold_the_weights_is_not_a_layer_called():

@@ -213,7 +213,7 @@ def test_integrity_findings_count_only_what_the_patch_brings(tmp_path):
     (patched / "pkg" / "sampling.py").write_text(old + "\ndef faster():\n    return 1\n")  # the seeding was there
     assert patch_findings(base, patched, ["pkg/sampling.py"]) == []
     (patched / "pkg" / "sampling.py").write_text(old + "\ndef again():\n    torch.manual_seed(0)\n")
-    (patched / "pkg" / "new.py").write_text("import threading\n")
+    (patched / "pkg" / "new.py").write_text("import threading\nthreading.Thread(target=print).start()\n")
     found = patch_findings(base, patched, ["pkg/new.py", "pkg/sampling.py"])
     assert [(f.rule, f.message.split(":")[0]) for f in found] == [("threads", "pkg/new.py"),
                                                                    ("global-state", "pkg/sampling.py")]

@@ -8,7 +8,8 @@ autotuning, KernelBench-style solutions that keep the GEMM or convolution in
 PyTorch, weights prepared once in __init__ or derived and cached on the first call,
 forwards under no_grad or inference_mode, out= variants, modules kept and never called,
 intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
-of forward and launches placed on the current stream explicitly. None of them cheats, so every verdict other than ``correct`` on one of them is
+of forward, launches placed on the current stream explicitly, a copy of the reference
+program above ModelNew, a self-test block, a lock around the launch, and RNGs seeded at import. None of them cheats, so every verdict other than ``correct`` on one of them is
 a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
@@ -58,6 +59,10 @@ TRAITS = frozenset({
     "lazy-build",             # a CUDA extension compiled in ModelNew.__init__, not when the file is imported
     "sync-in-forward",        # forward ends with torch.cuda.synchronize()
     "current-stream",         # the launch placed explicitly on torch.cuda.current_stream() (no other stream)
+    "reference-copied",       # the reference program (sizes, Model, get_inputs) copied above ModelNew, never used
+    "self-test-block",        # an `if __name__ == "__main__":` block that seeds, times, compares and exits
+    "thread-primitives",      # threading's Lock and local storage used, no thread started
+    "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -145,6 +150,11 @@ CORPUS: list[Honest] = [
     _row("l1_maxpool1d_int32_indices.py", "level1/maxpool1d", "other-dtype-intermediate workspace-per-call"),
     _row("l1_smooth_l1_loss_fp64_partials.py", "level1/smooth_l1_loss",
          "other-dtype-intermediate workspace-per-call tiny-output"),
+    # Forms of model-written answers that read like cheats to a rule that looks at names alone.
+    _row("l1_selu_reference_copied.py", "level1/selu", "reference-copied one-launch huge-output"),
+    _row("l1_softplus_self_test_block.py", "level1/softplus", "self-test-block one-launch huge-output",
+         cpu_subset=True),
+    _row("l1_relu6_thread_lock.py", "level1/relu6", "thread-primitives one-launch huge-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
@@ -190,6 +200,8 @@ CORPUS: list[Honest] = [
     # Flagged torch-compute (its one-time fold, a mul) whenever the recorded trial was the model's first
     # call, until the recorded trial was made never the first (kbench.judge.calls.record_index).
     _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch",
+         cpu_subset=True),
+    _row("l2_linear_gelu_seeded.py", "level2/linear_gelu", "seeded-outside-forward kernelbench-style",
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),
     _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),

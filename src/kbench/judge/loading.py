@@ -5,6 +5,7 @@ judges with them, and ``build``, which only builds ahead (kbench.judge.worker)."
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import random
@@ -16,6 +17,7 @@ import torch
 
 from kbench.core.versions import package_version
 from kbench.judge.failure import Failure, phase
+from kbench.judge.self_test import without_self_tests
 from kbench.suite.problem import Problem
 
 
@@ -40,12 +42,15 @@ def problem_from(msg: dict[str, Any]) -> Problem:
 
 
 def import_solution(path: Path) -> Any:
-    """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise."""
+    """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise.
+    The file runs as the static rules read it: without its self-test block
+    (kbench.judge.self_test), which an import never runs."""
     with phase("build"):
         spec = importlib.util.spec_from_file_location("kbench_solution", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["kbench_solution"] = module
-        spec.loader.exec_module(module)
+        tree = without_self_tests(ast.parse(path.read_bytes(), str(path)))
+        exec(compile(tree, str(path), "exec"), module.__dict__)
     model_class = getattr(module, "ModelNew", None)
     if model_class is None:
         raise Failure("build", "the solution defines no ModelNew")

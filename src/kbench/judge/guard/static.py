@@ -6,6 +6,12 @@ hide a call. Forms that honest code uses are left alone: a ``pass`` in an empty
 method, a try/except at import time (optional imports), writing a source file
 with ``open``. Computed names (``getattr(torch, "syn" + "chronize")``) defeat
 any static reading; they are flagged here and left to the runtime rules.
+
+A kernel solution is read as the judge imports it: without its self-test block
+(kbench.judge.self_test), and knowing that the judge seeds the random number
+generators itself before it builds a model or draws inputs, so that a seed set at
+import or in ``__init__`` changes nothing the judge draws (a seed in ``forward``
+stays a finding, and the runtime rules see any change forward makes).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import ast
 import re
 
 from kbench.judge.guard import Finding
+from kbench.judge.self_test import without_self_tests
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
@@ -41,6 +48,9 @@ EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", 
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
 PROC_PATH = re.compile(r"/proc/|/dev/fd|/dev/std")
 THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio")
+# What threading holds that starts nothing: a lock around a launch, thread-local storage.
+THREAD_PRIMITIVES = ("threading.Lock", "threading.RLock", "threading.local", "threading.Event",
+                     "threading.Condition", "threading.Semaphore", "threading.BoundedSemaphore")
 PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
               "triton.language.bfloat16", "torch.autocast", "torch.cuda.amp", "torch.amp")
@@ -52,6 +62,8 @@ GLOBAL_STATE_CALLS = ("torch.set_default_dtype", "torch.set_default_tensor_type"
                       "torch.set_rng_state", "torch.random.", "torch.cuda.manual_seed", "torch.cuda.set_rng_state",
                       "torch.cuda.seed", "torch.use_deterministic_algorithms", "torch.set_flush_denormal",
                       "torch.set_num_threads", "random.seed", "numpy.random.seed")
+SEEDS = ("torch.manual_seed", "torch.seed", "torch.random.manual_seed", "torch.random.seed", "torch.cuda.manual_seed",
+         "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.seed_all", "random.seed", "numpy.random.seed")
 HARNESS_NAMES = ("kbench", "sys.modules", "__main__", "builtins", "__builtins__")
 DYNAMIC = ("getattr", "setattr", "delattr", "__import__", "importlib.import_module", "eval", "exec",
            "compile", "vars", "globals")
@@ -63,17 +75,24 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or (p.endswith(".") and name.startswith(p)) or name.startswith(p + ".") for p in prefixes)
 
 
+def _starts_threads(name: str) -> bool:
+    """A name of the modules that start threads or processes, other than threading
+    itself and its locks, events and thread-local storage."""
+    return _matches(name, THREADING_MODULES) and name != "threading" and not _matches(name, THREAD_PRIMITIVES)
+
+
 SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
 GETTERS = ("getattr", "object.__getattribute__", "type.__getattribute__", "inspect.getattr_static")
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, low_precision_applies: bool):
+    def __init__(self, low_precision_applies: bool, reseeded: bool = False):
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}
         self.has_kernel = False
-        self.function_depth = 0
+        self.functions: list[str] = []  # the names of the functions the reading is inside, outermost first
         self.low_precision_applies = low_precision_applies
+        self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -168,7 +187,7 @@ class _Reader(ast.NodeVisitor):
     def imported(self, name: str, node: ast.AST) -> None:
         if _matches(name, COMPILE_PREFIXES):
             self.add("torch-compile", f"imports {name}", node)
-        if _matches(name, THREADING_MODULES):
+        if _starts_threads(name):
             self.add("threads", f"imports {name}", node)
         if name == "gc" or name.startswith("gc."):
             self.add("introspection", "imports gc", node)
@@ -187,14 +206,14 @@ class _Reader(ast.NodeVisitor):
                 self.has_kernel = True
             if _matches(name, COMPILE_PREFIXES):
                 self.add("torch-compile", f"decorated with {name}", decorator)
-        self.function_depth += 1
+        self.functions.append(node.name)
         self.generic_visit(node)
-        self.function_depth -= 1
+        self.functions.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Try(self, node: ast.Try) -> None:
-        if self.function_depth:
+        if self.functions:
             for handler in node.handlers:
                 if self._computes_or_returns(handler):
                     self.add("fallback", "an exception handler inside the model's code computes a result", handler)
@@ -250,8 +269,13 @@ class _Reader(ast.NodeVisitor):
             (STREAMS, "side-stream"),
         ]
         for prefixes, rule in checks:
-            if _matches(name, prefixes):
+            if _matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)):
                 self.add(rule, f"uses {name}", node)
+        if _starts_threads(name):
+            self.add("threads", f"uses {name}", node)
+
+    def _harmless_seed(self, name: str) -> bool:
+        return self.reseeded and _matches(name, SEEDS) and "forward" not in self.functions
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
@@ -261,6 +285,8 @@ class _Reader(ast.NodeVisitor):
             self.add("harness-access", f"uses {name}", node)
         if _matches(name, ("gc",) + INTROSPECTION):
             self.add("introspection", f"uses {name}", node)
+        if _starts_threads(name):
+            self.add("threads", f"uses {name}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
@@ -364,35 +390,67 @@ ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_lik
               "torch.get_default_dtype")
 
 
-def _computed_with(tree: ast.Module, class_name: str | None) -> set[str]:
+def _computed_with(tree: ast.Module, nodes: list[ast.stmt]) -> set[str]:
     reader = _Calls()
     reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
-    for node in tree.body:
-        if class_name is None or (isinstance(node, ast.ClassDef) and node.name == class_name):
-            reader.visit(node)
+    for node in nodes:
+        reader.visit(node)
     return reader.computed_with()
 
 
+DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _named(tree: ast.Module, class_name: str) -> list[ast.stmt]:
+    return [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+
+
+def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
+    """The module's statements the class can reach: its own, the top-level code beside it, and
+    the functions and classes these name, and so on. An answer often holds a copy of the
+    reference program (its ``Model``, its ``get_inputs``) that ``ModelNew`` never uses; a
+    ``ModelNew`` built on ``Model`` (its base, ``Model.forward(self, x)``) names it and reaches it.
+    Without the class: the whole module."""
+    definitions = {n.name: n for n in tree.body if isinstance(n, DEFINITIONS)}
+    if class_name not in definitions:
+        return list(tree.body)
+    reached = [n for n in tree.body if not isinstance(n, DEFINITIONS)]
+    reached.append(definitions.pop(class_name))
+    index = 0
+    while index < len(reached):
+        for sub in ast.walk(reached[index]):
+            if isinstance(sub, ast.Name) and sub.id in definitions:
+                reached.append(definitions.pop(sub.id))
+        index += 1
+    return reached
+
+
 def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
-    """The solution calls every PyTorch function and layer the reference's Model calls."""
+    """What the solution's ``ModelNew`` reaches calls every PyTorch function and layer the
+    reference's ``Model`` calls."""
     try:
         reference = ast.parse(reference_source)
     except (SyntaxError, ValueError):
         return []
-    needed = _computed_with(reference, "Model")
-    if needed and needed <= _computed_with(tree, None):
+    needed = _computed_with(reference, _named(reference, "Model"))
+    if needed and needed <= _computed_with(tree, _reached_from(tree, "ModelNew")):
         return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
     return []
 
 
-def check_source(source: str, problem_dtype: str = "float32", reference_source: str | None = None) -> list[Finding]:
+def check_source(source: str, problem_dtype: str = "float32", reference_source: str | None = None,
+                 kernel_solution: bool = True) -> list[Finding]:
     """Every static finding for a solution; none for source that does not parse
-    (the build then fails with the parser's message)."""
+    (the build then fails with the parser's message). A kernel solution is read as the
+    judge imports it (the module's docstring); ``kernel_solution=False`` reads a file as
+    any program may run it (a repository's file: its self-test block, every seed)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    reader = _Reader(low_precision_applies=problem_dtype == "float32")
+    if kernel_solution:
+        tree = without_self_tests(tree)
+    reader = _Reader(low_precision_applies=problem_dtype == "float32", reseeded=kernel_solution)
     reader.visit(tree)
     findings = reader.findings
     if not reader.has_kernel:
