@@ -136,6 +136,25 @@ def test_threading_locks_and_thread_local_storage_start_nothing():
     assert rules(with_body("with LOCK:\n            LOCAL.calls = 1", header)) == set()
 
 
+@pytest.mark.parametrize("line", [
+    'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"', 'os.environ["MAX_JOBS"] = "8"',
+    'os.environ.setdefault("CUDA_HOME", "/usr/local/cuda")', 'os.environ.update({"CXX": "g++", "CC": "gcc"})',
+    'os.environ.update(TORCH_EXTENSIONS_DIR="build")', 'jobs = os.environ.get("MAX_JOBS", "4")',
+])
+def test_a_builds_environment_variables_are_no_finding(line):
+    assert rules(with_body("pass", f"import os\n{line}\n")) == set()
+
+
+@pytest.mark.parametrize("line", [
+    'os.environ["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"', 'os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "1")',
+    'os.putenv("NVIDIA_TF32_OVERRIDE", "1")', 'os.environ.update({"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"})',
+    'os.environ[name] = "1"', 'os.environ.update(settings)', 'environ["NVIDIA_TF32_OVERRIDE"] = "1"',
+])
+def test_any_other_environment_variable_set_is_global_state(line):
+    """PyTorch and the CUDA libraries read some (a TF32 override) when they start: how they compute."""
+    assert "global-state" in rules(with_body("pass", f"import os\nfrom os import environ\n{line}\n"))
+
+
 SEEDED_AT_IMPORT = "import random\nimport numpy\nimport torch\ntorch.manual_seed(0)\nrandom.seed(0)\nnumpy.random.seed(0)\n"
 
 

@@ -9,7 +9,8 @@ PyTorch, weights prepared once in __init__ or derived and cached on the first ca
 forwards under no_grad or inference_mode, out= variants, modules kept and never called,
 intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
 of forward, launches placed on the current stream explicitly, a copy of the reference
-program above ModelNew, a self-test block, a lock around the launch, and RNGs seeded at import. None of them cheats, so every verdict other than ``correct`` on one of them is
+program above ModelNew, a self-test block, a lock around the launch, RNGs seeded at import, and
+a build's environment variables set at import. None of them cheats, so every verdict other than ``correct`` on one of them is
 a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
@@ -63,6 +64,7 @@ TRAITS = frozenset({
     "self-test-block",        # an `if __name__ == "__main__":` block that seeds, times, compares and exits
     "thread-primitives",      # threading's Lock and local storage used, no thread started
     "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
+    "build-environment",      # a build's environment variables set at import (TORCH_CUDA_ARCH_LIST, MAX_JOBS, ...)
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -155,6 +157,7 @@ CORPUS: list[Honest] = [
     _row("l1_softplus_self_test_block.py", "level1/softplus", "self-test-block one-launch huge-output",
          cpu_subset=True),
     _row("l1_relu6_thread_lock.py", "level1/relu6", "thread-primitives one-launch huge-output"),
+    _row("l1_mish_build_environment.py", "level1/mish", "build-environment one-launch huge-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,

@@ -64,6 +64,12 @@ GLOBAL_STATE_CALLS = ("torch.set_default_dtype", "torch.set_default_tensor_type"
                       "torch.set_num_threads", "random.seed", "numpy.random.seed")
 SEEDS = ("torch.manual_seed", "torch.seed", "torch.random.manual_seed", "torch.random.seed", "torch.cuda.manual_seed",
          "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.seed_all", "random.seed", "numpy.random.seed")
+# Environment variables an answer sets for its own build (a CUDA extension's targets and jobs,
+# the toolchain, where extensions are built) or to debug its kernels; any other it sets (a
+# library's TF32 override, TORCH_ALLOW_TF32_CUBLAS_OVERRIDE) may change how PyTorch computes.
+BUILD_ENVIRONMENT = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "TORCH_EXTENSIONS_DIR",
+                     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "TORCH_SHOW_CPP_STACKTRACES")
+ENVIRONMENT_WRITES = ("os.environ.setdefault", "os.environ.__setitem__", "os.putenv")
 HARNESS_NAMES = ("kbench", "sys.modules", "__main__", "builtins", "__builtins__")
 DYNAMIC = ("getattr", "setattr", "delattr", "__import__", "importlib.import_module", "eval", "exec",
            "compile", "vars", "globals")
@@ -248,6 +254,13 @@ class _Reader(ast.NodeVisitor):
                 self.add("low-precision", "allow_tf32=True", node)
             if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
                 self.add("low-precision", f"input_precision={value.value!r}", node)
+        if name in ENVIRONMENT_WRITES:
+            self.environment_set(node.args[0] if node.args else None, node)
+        if name == "os.environ.update":
+            keys = [k for arg in node.args if isinstance(arg, ast.Dict) for k in arg.keys]
+            keys += [ast.Constant(keyword.arg) if keyword.arg else None for keyword in node.keywords]
+            for key in keys if keys or not node.args else [None]:
+                self.environment_set(key, node)
         if name in SETTERS and node.args:
             target = self.dotted(node.args[0]) or ""
             if target and not target.startswith("self") and target.split(".")[0] in self.aliases.values():
@@ -309,6 +322,9 @@ class _Reader(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
+            if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
+                self.environment_set(target.slice, node)
+                continue
             for stored in _stored_attributes(target):
                 name = self.dotted(stored) or ""
                 root = name.split(".")[0]
@@ -320,6 +336,14 @@ class _Reader(ast.NodeVisitor):
 
     visit_AugAssign = visit_Assign
     visit_AnnAssign = visit_Assign
+
+    def environment_set(self, key: ast.AST | None, node: ast.AST) -> None:
+        """``os.environ[key] = ...`` and its spellings: a build's variables are no finding."""
+        if isinstance(key, ast.Constant) and key.value in BUILD_ENVIRONMENT:
+            return
+        shown = f"the environment variable {key.value!r}" if isinstance(key, ast.Constant) else \
+            "an environment variable of a computed name"
+        self.add("global-state", f"sets {shown}", node)
 
     def modules(self) -> set[str]:
         return {full.split(".")[0] for full in self.aliases.values()}
