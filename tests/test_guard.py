@@ -456,8 +456,10 @@ def test_the_recorder_names_an_extensions_operators_with_their_namespace():
         return x * 2
 
     with OpRecorder() as recorder:
-        twice(torch.ones(3))
+        out = twice(torch.ones(3))
     assert "kbench_test::twice" in recorder.ops and "kbench_test::twice" in recorder.foreign_ops
+    assert "mul" in recorder.ops, "what the operator computes inside is recorded too"
+    assert torch.equal(out, torch.full((3,), 2.0))
 
 
 def test_speed_of_light_counts_the_judged_dtypes_bytes_and_the_units_peak():

@@ -10,7 +10,7 @@ forwards under no_grad or inference_mode, out= variants, modules kept and never 
 intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
 of forward, launches placed on the current stream explicitly, a copy of the reference
 program above ModelNew, a self-test block, a lock around the launch, RNGs seeded at import, and
-a build's environment variables set at import. None of them cheats, so every verdict other than ``correct`` on one of them is
+a build's environment variables set at import, kernels registered as operators of their own. None of them cheats, so every verdict other than ``correct`` on one of them is
 a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
@@ -65,6 +65,7 @@ TRAITS = frozenset({
     "thread-primitives",      # threading's Lock and local storage used, no thread started
     "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
     "build-environment",      # a build's environment variables set at import (TORCH_CUDA_ARCH_LIST, MAX_JOBS, ...)
+    "custom-op",              # the kernels inside an operator of its own (torch.library.custom_op) that forward calls
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -158,6 +159,7 @@ CORPUS: list[Honest] = [
          cpu_subset=True),
     _row("l1_relu6_thread_lock.py", "level1/relu6", "thread-primitives one-launch huge-output"),
     _row("l1_mish_build_environment.py", "level1/mish", "build-environment one-launch huge-output"),
+    _row("l1_sigmoid_custom_op.py", "level1/sigmoid", "custom-op one-launch huge-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
@@ -204,6 +206,7 @@ CORPUS: list[Honest] = [
     # call, until the recorded trial was made never the first (kbench.judge.calls.record_index).
     _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch",
          cpu_subset=True),
+    _row("l2_gemm_bias_relu_custom_op.py", "level2/gemm_bias_relu", "custom-op kernelbench-style"),
     _row("l2_linear_gelu_seeded.py", "level2/linear_gelu", "seeded-outside-forward kernelbench-style",
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),

@@ -421,7 +421,7 @@ class OpRecorder(TorchDispatchMode):
             name = f"{func.namespace}::{name}"
             self.foreign_ops.add(name)
             self.ops.add(name)
-            return func(*args, **kwargs)
+            return self._watched_inside(func, args, kwargs)
         try:
             out = func(*args, **kwargs)
         except BaseException:
@@ -429,6 +429,21 @@ class OpRecorder(TorchDispatchMode):
             raise
         self.ops.add(self.provenance.qualified(name, func, args, kwargs, out))
         return out
+
+
+    def _watched_inside(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """An extension's operator, run with the recorder still watching what it does inside.
+        PyTorch hands a mode the operator with the mode set aside, so what an operator defined
+        in Python (``torch.library.custom_op``) or C++ computes with PyTorch inside it would go
+        unrecorded. It is sent straight to its kernel for the tensors' device, past the mode's
+        own dispatch key (which would hand it back here), with the recorder entered again."""
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        tensors += [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
+        backend = {"cpu": "CPU", "cuda": "CUDA"}.get(tensors[0].device.type) if tensors else None
+        if backend is None or not torch._C._dispatch_has_computed_kernel_for_dispatch_key(func.name(), backend):
+            return func(*args, **kwargs)
+        with self:
+            return func.redispatch(torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, backend)), *args, **kwargs)
 
 
 def compute_ops(ops: set[str] | list[str]) -> set[str]:
