@@ -125,6 +125,8 @@ def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
         ("pool = ThreadPoolExecutor(2)", "from concurrent.futures import ThreadPoolExecutor\n"),
         ("pass", "import threading\nclass Launcher(threading.Thread):\n    pass\n"),
         ("pass", "from threading import *\n"),
+        ("pool = multiprocessing.Pool(2)", "import multiprocessing\n"),
+        ("pass", "import subprocess\n"),
     ],
 )
 def test_starting_a_thread_is_a_finding_however_it_is_named(body, header):
@@ -134,6 +136,7 @@ def test_starting_a_thread_is_a_finding_however_it_is_named(body, header):
 def test_threading_locks_and_thread_local_storage_start_nothing():
     header = "import threading\nfrom threading import RLock\nLOCK = threading.Lock()\nLOCAL = threading.local()\n"
     assert rules(with_body("with LOCK:\n            LOCAL.calls = 1", header)) == set()
+    assert rules(with_body("threads = multiprocessing.cpu_count()", "import multiprocessing\n")) == set()
 
 
 @pytest.mark.parametrize("line", [

@@ -48,9 +48,12 @@ EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", 
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
 PROC_PATH = re.compile(r"/proc/|/dev/fd|/dev/std")
 THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio")
-# What threading holds that starts nothing: a lock around a launch, thread-local storage.
+# What starts nothing: threading's locks (around a launch) and thread-local storage, and the
+# count of CPUs (to size a CPU kernel's threads); the modules themselves, imported, start nothing.
 THREAD_PRIMITIVES = ("threading.Lock", "threading.RLock", "threading.local", "threading.Event",
-                     "threading.Condition", "threading.Semaphore", "threading.BoundedSemaphore")
+                     "threading.Condition", "threading.Semaphore", "threading.BoundedSemaphore",
+                     "multiprocessing.cpu_count")
+THREADING_MODULES_ALONE = ("threading", "multiprocessing")
 PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
               "triton.language.bfloat16", "torch.autocast", "torch.cuda.amp", "torch.amp")
@@ -82,9 +85,10 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _starts_threads(name: str) -> bool:
-    """A name of the modules that start threads or processes, other than threading
-    itself and its locks, events and thread-local storage."""
-    return _matches(name, THREADING_MODULES) and name != "threading" and not _matches(name, THREAD_PRIMITIVES)
+    """A name of the modules that start threads or processes, other than threading and
+    multiprocessing themselves and what of them starts nothing."""
+    return _matches(name, THREADING_MODULES) and name not in THREADING_MODULES_ALONE \
+        and not _matches(name, THREAD_PRIMITIVES)
 
 
 SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
