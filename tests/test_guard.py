@@ -158,6 +158,19 @@ def test_any_other_environment_variable_set_is_global_state(line):
     assert "global-state" in rules(with_body("pass", f"import os\nfrom os import environ\n{line}\n"))
 
 
+def test_freeing_memory_and_silencing_output_are_no_finding():
+    """gc.collect() shows nothing of the heap; the judge's answers go on a pipe of their own."""
+    assert rules(with_body("gc.collect()", "import gc\n")) == set()
+    assert rules(with_body("collect()", "from gc import collect\n")) == set()
+    assert rules(with_body("pass", "import io, sys\nsys.stdout, sys.stderr = io.StringIO(), io.StringIO()\n")) == set()
+
+
+@pytest.mark.parametrize("body", ["objs = gc.get_objects()", "g = gc", "f = getattr(gc, name)",
+                                  "gc.callbacks.append(print)"])
+def test_gc_beyond_collect_is_introspection(body):
+    assert "introspection" in rules(with_body(body, "import gc\n"))
+
+
 SEEDED_AT_IMPORT = "import random\nimport numpy\nimport torch\ntorch.manual_seed(0)\nrandom.seed(0)\nnumpy.random.seed(0)\n"
 
 

@@ -10,7 +10,8 @@ forwards under no_grad or inference_mode, out= variants, modules kept and never 
 intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
 of forward, launches placed on the current stream explicitly, a copy of the reference
 program above ModelNew, a self-test block, a lock around the launch, RNGs seeded at import, and
-a build's environment variables set at import, kernels registered as operators of their own. None of them cheats, so every verdict other than ``correct`` on one of them is
+a build's environment variables set at import, kernels registered as operators of their own,
+printing silenced and gc.collect() called. None of them cheats, so every verdict other than ``correct`` on one of them is
 a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
@@ -66,6 +67,7 @@ TRAITS = frozenset({
     "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
     "build-environment",      # a build's environment variables set at import (TORCH_CUDA_ARCH_LIST, MAX_JOBS, ...)
     "custom-op",              # the kernels inside an operator of its own (torch.library.custom_op) that forward calls
+    "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -160,6 +162,7 @@ CORPUS: list[Honest] = [
     _row("l1_relu6_thread_lock.py", "level1/relu6", "thread-primitives one-launch huge-output"),
     _row("l1_mish_build_environment.py", "level1/mish", "build-environment one-launch huge-output"),
     _row("l1_sigmoid_custom_op.py", "level1/sigmoid", "custom-op one-launch huge-output"),
+    _row("l1_relu_quiet_gc.py", "level1/relu", "quiet-gc one-launch huge-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,

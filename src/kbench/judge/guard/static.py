@@ -43,6 +43,8 @@ INTROSPECTION = ("gc.", "sys._getframe", "sys._current_frames", "inspect.current
                  "torch._C._push_on_torch_dispatch_stack", "torch._C._get_dispatch_stack_at",
                  "torch._C._len_torch_function_stack", "torch._C._push_on_torch_function_stack",
                  "torch.overrides.TorchFunctionMode")
+# gc.collect frees memory (an answer's habit before a large workspace) and shows nothing of the heap.
+GC_FREEING = "gc.collect"
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
@@ -73,6 +75,8 @@ SEEDS = ("torch.manual_seed", "torch.seed", "torch.random.manual_seed", "torch.r
 BUILD_ENVIRONMENT = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "TORCH_EXTENSIONS_DIR",
                      "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "TORCH_SHOW_CPP_STACKTRACES")
 ENVIRONMENT_WRITES = ("os.environ.setdefault", "os.environ.__setitem__", "os.putenv")
+# Printing redirected (a build's output silenced): the judge's answers go on a pipe of their own.
+OUTPUT_STREAMS = ("sys.stdout", "sys.stderr")
 HARNESS_NAMES = ("kbench", "sys.modules", "__main__", "builtins", "__builtins__")
 DYNAMIC = ("getattr", "setattr", "delattr", "__import__", "importlib.import_module", "eval", "exec",
            "compile", "vars", "globals")
@@ -82,6 +86,10 @@ STREAM_IN_SOURCE = re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b"
 
 def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or (p.endswith(".") and name.startswith(p)) or name.startswith(p + ".") for p in prefixes)
+
+
+def _introspects(name: str) -> bool:
+    return _matches(name, ("gc",) + INTROSPECTION) and name != GC_FREEING
 
 
 def _starts_threads(name: str) -> bool:
@@ -199,13 +207,11 @@ class _Reader(ast.NodeVisitor):
             self.add("torch-compile", f"imports {name}", node)
         if _starts_threads(name):
             self.add("threads", f"imports {name}", node)
-        if name == "gc" or name.startswith("gc."):
-            self.add("introspection", "imports gc", node)
         if _matches(name, ("kbench", "__main__")):
             self.add("harness-access", f"imports {name}", node)
         if name in ("signal",) or name.startswith("signal."):
             self.add("process-exit", f"imports {name}", node)
-        if _matches(name, INTROSPECTION):
+        if name != "gc" and _introspects(name):  # gc itself: what of it is used decides
             self.add("introspection", f"imports {name}", node)
 
     # --- structure -------------------------------------------------------
@@ -286,7 +292,8 @@ class _Reader(ast.NodeVisitor):
             (STREAMS, "side-stream"),
         ]
         for prefixes, rule in checks:
-            if _matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)):
+            if _matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)) \
+                    and not (rule == "introspection" and name == GC_FREEING):
                 self.add(rule, f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
@@ -300,7 +307,7 @@ class _Reader(ast.NodeVisitor):
             self.add("low-precision", f"uses {name} in a float32 problem", node)
         if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
             self.add("harness-access", f"uses {name}", node)
-        if _matches(name, ("gc",) + INTROSPECTION):
+        if _introspects(name):
             self.add("introspection", f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
@@ -311,7 +318,8 @@ class _Reader(ast.NodeVisitor):
         name = self.dotted(node)
         if name and isinstance(node.ctx, ast.Load):
             self.loaded(name, node)
-        self.generic_visit(node)
+        if name != GC_FREEING:  # gc read alone (an alias, an argument) is introspection
+            self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         name = self.dotted(node)
@@ -334,7 +342,7 @@ class _Reader(ast.NodeVisitor):
                 root = name.split(".")[0]
                 if name.startswith("torch.backends"):
                     self.add("global-state", f"assigns {name}", node)
-                elif root and root != "self" and root in self.modules():
+                elif root and root != "self" and root in self.modules() and name not in OUTPUT_STREAMS:
                     self.add("monkeypatch", f"assigns {name}", node)
         self.generic_visit(node)
 
