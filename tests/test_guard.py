@@ -158,6 +158,14 @@ def test_any_other_environment_variable_set_is_global_state(line):
     assert "global-state" in rules(with_body("pass", f"import os\nfrom os import environ\n{line}\n"))
 
 
+def test_a_handler_that_returns_a_default_constant_is_no_fallback():
+    asks_the_device = ("def sm_count():\n    try:\n        return torch.cuda.get_device_properties(0).multi_processor_count\n"
+                       "    except Exception:\n        return 132\n")
+    assert rules(with_body("pass", asks_the_device)) == set()
+    assert "fallback" in rules(with_body("pass", asks_the_device.replace("return 132", "return torch.relu(x)")))
+    assert "fallback" in rules(with_body("pass", asks_the_device.replace("return 132", "return x")))
+
+
 def test_freeing_memory_and_silencing_output_are_no_finding():
     """gc.collect() shows nothing of the heap; the judge's answers go on a pipe of their own."""
     assert rules(with_body("gc.collect()", "import gc\n")) == set()

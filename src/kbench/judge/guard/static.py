@@ -239,8 +239,8 @@ class _Reader(ast.NodeVisitor):
 
     def _computes_or_returns(self, handler: ast.ExceptHandler) -> bool:
         for sub in ast.walk(handler):
-            if isinstance(sub, ast.Return) and sub.value is not None:
-                return True
+            if isinstance(sub, ast.Return) and sub.value is not None and not _constant(sub.value):
+                return True  # a default (the SM count when the device cannot be asked) is no result
             if isinstance(sub, ast.Call):
                 name = self.dotted(sub.func) or ""
                 if name.startswith("torch") or (isinstance(sub.func, ast.Attribute) and name.startswith("self.")):
@@ -497,6 +497,13 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
     for finding in findings:
         unique.setdefault((finding.rule, finding.line), finding)
     return list(unique.values())
+
+
+def _constant(node: ast.AST) -> bool:
+    """A literal, or a tuple or list of them."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant(element) for element in node.elts)
+    return isinstance(node, ast.Constant)
 
 
 def _stored_attributes(target: ast.AST) -> list[ast.Attribute]:
