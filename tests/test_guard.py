@@ -264,6 +264,16 @@ def test_harmless_forms_are_left_alone():
     assert rules(with_body(writes_a_source_file)) == set()
 
 
+@pytest.mark.parametrize("body", [
+    "block = 64 if x.dtype in (torch.float16, torch.bfloat16) else 32",
+    "assert x.dtype != torch.half, 'float32 only'",
+    "block = {torch.float16: 64, torch.bfloat16: 64, torch.float32: 32}[x.dtype]",
+])
+def test_asking_which_dtype_a_tensor_has_lowers_no_precision(body):
+    assert rules(with_body(body)) == set()
+    assert "low-precision" in rules(with_body("positive = x.to(torch.float16) > 0"))
+
+
 def test_half_precision_is_only_a_finding_for_float32_problems():
     source = with_body("x = x.half()")
     assert "low-precision" not in {f.rule for f in check_source(source, problem_dtype="float16")}

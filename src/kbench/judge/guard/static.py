@@ -112,6 +112,7 @@ class _Reader(ast.NodeVisitor):
         self.low_precision_applies = low_precision_applies
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
+        self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
 
     def visit_Module(self, node: ast.Module) -> None:
         """Docstrings are prose: a path or a type named there is not code."""
@@ -303,7 +304,7 @@ class _Reader(ast.NodeVisitor):
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
-        if self.low_precision_applies and _matches(name, HALF_NAMES):
+        if self.low_precision_applies and _matches(name, HALF_NAMES) and id(node) not in self.dtype_keys:
             self.add("low-precision", f"uses {name} in a float32 problem", node)
         if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
             self.add("harness-access", f"uses {name}", node)
@@ -371,7 +372,20 @@ class _Reader(ast.NodeVisitor):
                       for s in sides)
         if reads_shape and literal:
             self.add("shape-special-case", "the input shape is compared with literal values", node)
+        self._dtype_keys(sides)
         self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self._dtype_keys([key for key in node.keys if key is not None])
+        self.generic_visit(node)
+
+    def _dtype_keys(self, nodes: list[ast.expr]) -> None:
+        """A kernel written for several dtypes asks which one it has (``x.dtype == torch.float16``,
+        ``{torch.bfloat16: 64, torch.float32: 32}[x.dtype]``): that lowers no precision."""
+        for node in nodes:
+            for named in node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]:
+                if isinstance(named, ast.Attribute):  # torch.float16; x.to(torch.float16) > 0 is a conversion
+                    self.dtype_keys.add(id(named))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and id(node) not in self.docstrings:
