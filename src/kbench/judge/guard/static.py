@@ -1,8 +1,8 @@
 """Static rules: what the solution's syntax tree says before any of it runs.
 
-Names are resolved through the file's imports (``import torch.nn.functional as
-F`` makes ``F.relu`` read as ``torch.nn.functional.relu``), so aliases do not
-hide a call. Forms that honest code uses are left alone: a ``pass`` in an empty
+Names are resolved through the file's imports (``names.py``: ``import
+torch.nn.functional as F`` makes ``F.relu`` read as ``torch.nn.functional.relu``),
+so aliases do not hide a call; ``reference-op``'s reading is ``reference_op.py``. Forms that honest code uses are left alone: a ``pass`` in an empty
 method, a try/except at import time (optional imports), writing a source file
 with ``open``. Computed names (``getattr(torch, "syn" + "chronize")``) defeat
 any static reading; they are flagged here and left to the runtime rules.
@@ -20,6 +20,8 @@ import ast
 import re
 
 from kbench.judge.guard import Finding
+from kbench.judge.guard.names import SETTERS, NameReader, matches
+from kbench.judge.guard.reference_op import reference_op_findings
 from kbench.judge.self_test import without_self_tests
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
@@ -84,29 +86,21 @@ STREAMS = ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream"
 STREAM_IN_SOURCE = re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b")
 
 
-def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
-    return any(name == p or (p.endswith(".") and name.startswith(p)) or name.startswith(p + ".") for p in prefixes)
-
-
 def _introspects(name: str) -> bool:
-    return _matches(name, ("gc",) + INTROSPECTION) and name != GC_FREEING
+    return matches(name, ("gc",) + INTROSPECTION) and name != GC_FREEING
 
 
 def _starts_threads(name: str) -> bool:
     """A name of the modules that start threads or processes, other than threading and
     multiprocessing themselves and what of them starts nothing."""
-    return _matches(name, THREADING_MODULES) and name not in THREADING_MODULES_ALONE \
-        and not _matches(name, THREAD_PRIMITIVES)
+    return matches(name, THREADING_MODULES) and name not in THREADING_MODULES_ALONE \
+        and not matches(name, THREAD_PRIMITIVES)
 
 
-SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type.__delattr__", "object.__delattr__")
-GETTERS = ("getattr", "object.__getattribute__", "type.__getattribute__", "inspect.getattr_static")
-
-
-class _Reader(ast.NodeVisitor):
+class _Reader(NameReader):
     def __init__(self, low_precision_applies: bool, reseeded: bool = False):
+        super().__init__()
         self.findings: list[Finding] = []
-        self.aliases: dict[str, str] = {}
         self.has_kernel = False
         self.functions: list[str] = []  # the names of the functions the reading is inside, outermost first
         self.low_precision_applies = low_precision_applies
@@ -126,89 +120,12 @@ class _Reader(ast.NodeVisitor):
     def add(self, rule: str, message: str, node: ast.AST) -> None:
         self.findings.append(Finding(rule, message, getattr(node, "lineno", None)))
 
-    # --- names -----------------------------------------------------------
-    def dotted(self, node: ast.AST) -> str | None:
-        """The dotted name an expression reaches, through the imports and the
-        routes around plain attribute access that spell a name out in a
-        constant string: ``X.__dict__["a"]``, ``vars(X)["a"]``,
-        ``X.__dict__.get("a")``, ``getattr(X, "a")``, ``X.__getattribute__("a")``,
-        ``object.__getattribute__(X, "a")``, ``inspect.getattr_static(X, "a")``,
-        ``operator.attrgetter("a.b")(X)``, ``importlib.import_module("m")``,
-        ``__import__("m")``."""
-        parts: list[str] = []
-        while True:
-            if isinstance(node, ast.Attribute):
-                parts.append(node.attr)
-                node = node.value
-            elif (keyed := self._keyed(node)) is not None:
-                node, key = keyed
-                parts.append(key)
-            else:
-                break
-        if isinstance(node, ast.Call):
-            head = self._route(node)
-        elif isinstance(node, ast.Name):
-            head = self.aliases.get(node.id, node.id)
-        else:
-            head = None
-        return ".".join([head, *reversed(parts)]) if head else None
-
-    def _keyed(self, node: ast.AST) -> tuple[ast.AST, str] | None:
-        """``X.__dict__["a"]`` or ``vars(X)["a"]``: (X, "a")."""
-        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
-                and isinstance(node.slice.value, str)):
-            return None
-        holder = node.value
-        if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
-            return holder.value, node.slice.value
-        if isinstance(holder, ast.Call) and self.dotted(holder.func) == "vars" and len(holder.args) == 1:
-            return holder.args[0], node.slice.value
-        return None
-
-    def _route(self, call: ast.Call) -> str | None:
-        """The name a call that looks a name up by a constant string returns."""
-        def constant(index: int, args: list[ast.expr]) -> str | None:
-            value = args[index] if len(args) > index else None
-            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-
-        def joined(base: ast.AST | None, attribute: str | None) -> str | None:
-            name = self.dotted(base) if base is not None else None
-            return f"{name}.{attribute}" if attribute and name else None
-
-        first = call.args[0] if call.args else None
-        if isinstance(call.func, ast.Call) and self.dotted(call.func.func) == "operator.attrgetter":
-            return joined(first, constant(0, call.func.args))
-        if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "__getitem__"):
-            keyed = self._keyed(ast.Subscript(value=call.func.value, slice=first or ast.Constant(None)))
-            return joined(keyed[0], keyed[1]) if keyed else None  # X.__dict__.get("a"), vars(X).get("a")
-        function = self.dotted(call.func)
-        if function in GETTERS:
-            return joined(first, constant(1, call.args))
-        if isinstance(call.func, ast.Attribute) and call.func.attr in ("__getattribute__", "__getattr__"):
-            return joined(call.func.value, constant(0, call.args))
-        if function in ("importlib.import_module", "__import__"):
-            return constant(0, call.args)
-        return None
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-            self.imported(alias.name, node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        for alias in node.names:
-            full = f"{module}.{alias.name}" if module else alias.name
-            self.aliases[alias.asname or alias.name] = full
-            self.imported(full, node)
-            self.imported(module, node)
-
     def imported(self, name: str, node: ast.AST) -> None:
-        if _matches(name, COMPILE_PREFIXES):
+        if matches(name, COMPILE_PREFIXES):
             self.add("torch-compile", f"imports {name}", node)
         if _starts_threads(name):
             self.add("threads", f"imports {name}", node)
-        if _matches(name, ("kbench", "__main__")):
+        if matches(name, ("kbench", "__main__")):
             self.add("harness-access", f"imports {name}", node)
         if name in ("signal",) or name.startswith("signal."):
             self.add("process-exit", f"imports {name}", node)
@@ -219,9 +136,9 @@ class _Reader(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
             name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
-            if _matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
+            if matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
                 self.has_kernel = True
-            if _matches(name, COMPILE_PREFIXES):
+            if matches(name, COMPILE_PREFIXES):
                 self.add("torch-compile", f"decorated with {name}", decorator)
         self.functions.append(node.name)
         self.generic_visit(node)
@@ -250,12 +167,7 @@ class _Reader(ast.NodeVisitor):
 
     # --- uses ------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
-        name = self.dotted(node.func) or ""
-        if isinstance(node.func, ast.Call) and self.dotted(node.func.func) == "operator.methodcaller" and node.args:
-            method = node.func.args[0] if node.func.args else None  # methodcaller("a")(X) calls X.a
-            if isinstance(method, ast.Constant) and isinstance(method.value, str) and (base := self.dotted(node.args[0])):
-                name = f"{base}.{method.value}"
-        if name:
+        if name := self.called(node):
             self.used(name, node)
         if isinstance(node.func, ast.Attribute) and node.func.attr in HALF_METHODS and self.low_precision_applies:
             self.add("low-precision", f".{node.func.attr}() in a float32 problem", node)
@@ -293,20 +205,20 @@ class _Reader(ast.NodeVisitor):
             (STREAMS, "side-stream"),
         ]
         for prefixes, rule in checks:
-            if _matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)) \
+            if matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)) \
                     and not (rule == "introspection" and name == GC_FREEING):
                 self.add(rule, f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
 
     def _harmless_seed(self, name: str) -> bool:
-        return self.reseeded and _matches(name, SEEDS) and "forward" not in self.functions
+        return self.reseeded and matches(name, SEEDS) and "forward" not in self.functions
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
-        if self.low_precision_applies and _matches(name, HALF_NAMES) and id(node) not in self.dtype_keys:
+        if self.low_precision_applies and matches(name, HALF_NAMES) and id(node) not in self.dtype_keys:
             self.add("low-precision", f"uses {name} in a float32 problem", node)
-        if _matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
+        if matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
             self.add("harness-access", f"uses {name}", node)
         if _introspects(name):
             self.add("introspection", f"uses {name}", node)
@@ -397,95 +309,6 @@ class _Reader(ast.NodeVisitor):
                 self.add("side-stream", "creates CUDA streams in kernel source", node)
             if "__global__" in node.value:
                 self.has_kernel = True
-
-
-class _Calls(_Reader):
-    """The PyTorch functions a file calls, and the layer types of the ``self.<layer>(...)`` it calls."""
-
-    def __init__(self) -> None:
-        super().__init__(low_precision_applies=False)
-        self.layers: dict[str, str] = {}
-        self.calls: set[str] = set()
-        self.layer_calls: set[str] = set()
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        value = node.value
-        if isinstance(value, ast.Call):
-            name = self.dotted(value.func) or ""
-            for target in node.targets:
-                if name.startswith("torch.nn.") and isinstance(target, ast.Attribute) and self.dotted(target.value) == "self":
-                    self.layers[target.attr] = name
-        self.generic_visit(node)
-
-    def used(self, name: str, node: ast.AST) -> None:
-        # A layer built (nn.Linear(...) to hold the weights) is not a layer called: only self.<layer>(...) is.
-        built = name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
-        if name.startswith("torch.") and not built and not _matches(name, ALLOCATION):
-            self.calls.add(name)
-        if name.startswith("self.") and name.count(".") == 1:
-            self.layer_calls.add(name.split(".")[1])
-
-    def computed_with(self) -> set[str]:
-        return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
-
-
-# Calls of the reference that are not operations it computes with: allocation, and the
-# set-up around its weights (grad modes, initialisers, generators, dtype queries). A
-# level-4 reference initialises its weights under torch.no_grad(), as an honest solution
-# building the same weights does: that is no sign of the solution calling the reference.
-ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
-              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module",
-              "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.nn.init",
-              "torch.Generator", "torch.manual_seed", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
-              "torch.get_default_dtype")
-
-
-def _computed_with(tree: ast.Module, nodes: list[ast.stmt]) -> set[str]:
-    reader = _Calls()
-    reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
-    for node in nodes:
-        reader.visit(node)
-    return reader.computed_with()
-
-
-DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def _named(tree: ast.Module, class_name: str) -> list[ast.stmt]:
-    return [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
-
-
-def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
-    """The module's statements the class can reach: its own, the top-level code beside it, and
-    the functions and classes these name, and so on. An answer often holds a copy of the
-    reference program (its ``Model``, its ``get_inputs``) that ``ModelNew`` never uses; a
-    ``ModelNew`` built on ``Model`` (its base, ``Model.forward(self, x)``) names it and reaches it.
-    Without the class: the whole module."""
-    definitions = {n.name: n for n in tree.body if isinstance(n, DEFINITIONS)}
-    if class_name not in definitions:
-        return list(tree.body)
-    reached = [n for n in tree.body if not isinstance(n, DEFINITIONS)]
-    reached.append(definitions.pop(class_name))
-    index = 0
-    while index < len(reached):
-        for sub in ast.walk(reached[index]):
-            if isinstance(sub, ast.Name) and sub.id in definitions:
-                reached.append(definitions.pop(sub.id))
-        index += 1
-    return reached
-
-
-def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
-    """What the solution's ``ModelNew`` reaches calls every PyTorch function and layer the
-    reference's ``Model`` calls."""
-    try:
-        reference = ast.parse(reference_source)
-    except (SyntaxError, ValueError):
-        return []
-    needed = _computed_with(reference, _named(reference, "Model"))
-    if needed and needed <= _computed_with(tree, _reached_from(tree, "ModelNew")):
-        return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
-    return []
 
 
 def check_source(source: str, problem_dtype: str = "float32", reference_source: str | None = None,

@@ -1,0 +1,98 @@
+"""The static reading behind ``reference-op``: the PyTorch functions and layers a solution's
+``ModelNew`` reaches, held against those the reference's ``Model`` computes with."""
+
+from __future__ import annotations
+
+import ast
+
+from kbench.judge.guard import Finding
+from kbench.judge.guard.names import NameReader, matches
+
+
+class _Calls(NameReader):
+    """The PyTorch functions a file calls, and the layer types of the ``self.<layer>(...)`` it calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers: dict[str, str] = {}
+        self.calls: set[str] = set()
+        self.layer_calls: set[str] = set()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, ast.Call):
+            name = self.dotted(value.func) or ""
+            for target in node.targets:
+                if name.startswith("torch.nn.") and isinstance(target, ast.Attribute) and self.dotted(target.value) == "self":
+                    self.layers[target.attr] = name
+        self.generic_visit(node)
+
+    def used(self, name: str, node: ast.AST) -> None:
+        # A layer built (nn.Linear(...) to hold the weights) is not a layer called: only self.<layer>(...) is.
+        built = name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper()
+        if name.startswith("torch.") and not built and not matches(name, ALLOCATION):
+            self.calls.add(name)
+        if name.startswith("self.") and name.count(".") == 1:
+            self.layer_calls.add(name.split(".")[1])
+
+    def computed_with(self) -> set[str]:
+        return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
+
+
+# Calls of the reference that are not operations it computes with: allocation, and the
+# set-up around its weights (grad modes, initialisers, generators, dtype queries). A
+# level-4 reference initialises its weights under torch.no_grad(), as an honest solution
+# building the same weights does: that is no sign of the solution calling the reference.
+ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
+              "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.nn.Parameter", "torch.nn.Module",
+              "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.nn.init",
+              "torch.Generator", "torch.manual_seed", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
+              "torch.get_default_dtype")
+
+
+def _computed_with(tree: ast.Module, nodes: list[ast.stmt]) -> set[str]:
+    reader = _Calls()
+    reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
+    for node in nodes:
+        reader.visit(node)
+    return reader.computed_with()
+
+
+DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _named(tree: ast.Module, class_name: str) -> list[ast.stmt]:
+    return [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+
+
+def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
+    """The module's statements the class can reach: its own, the top-level code beside it, and
+    the functions and classes these name, and so on. An answer often holds a copy of the
+    reference program (its ``Model``, its ``get_inputs``) that ``ModelNew`` never uses; a
+    ``ModelNew`` built on ``Model`` (its base, ``Model.forward(self, x)``) names it and reaches it.
+    Without the class: the whole module."""
+    definitions = {n.name: n for n in tree.body if isinstance(n, DEFINITIONS)}
+    if class_name not in definitions:
+        return list(tree.body)
+    reached = [n for n in tree.body if not isinstance(n, DEFINITIONS)]
+    reached.append(definitions.pop(class_name))
+    index = 0
+    while index < len(reached):
+        for sub in ast.walk(reached[index]):
+            if isinstance(sub, ast.Name) and sub.id in definitions:
+                reached.append(definitions.pop(sub.id))
+        index += 1
+    return reached
+
+
+def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
+    """What the solution's ``ModelNew`` reaches calls every PyTorch function and layer the
+    reference's ``Model`` calls."""
+    try:
+        reference = ast.parse(reference_source)
+    except (SyntaxError, ValueError):
+        return []
+    needed = _computed_with(reference, _named(reference, "Model"))
+    if needed and needed <= _computed_with(tree, _reached_from(tree, "ModelNew")):
+        return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
+    return []
