@@ -61,7 +61,8 @@ TRAITS = frozenset({
     "lazy-build",             # a CUDA extension compiled in ModelNew.__init__, not when the file is imported
     "sync-in-forward",        # forward ends with torch.cuda.synchronize()
     "current-stream",         # the launch placed explicitly on torch.cuda.current_stream() (no other stream)
-    "reference-copied",       # the reference program (sizes, Model, get_inputs) copied above ModelNew, never used
+    "reference-copied",       # the reference program (sizes, Model, get_inputs) copied above ModelNew, never called
+                              # (ModelNew built on the copied Model to keep its layers, forward overridden)
     "self-test-block",        # an `if __name__ == "__main__":` block that seeds, times, compares and exits
     "thread-primitives",      # threading's Lock and local storage used, no thread started
     "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
@@ -210,6 +211,7 @@ CORPUS: list[Honest] = [
     _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch",
          cpu_subset=True),
     _row("l2_gemm_bias_relu_custom_op.py", "level2/gemm_bias_relu", "custom-op kernelbench-style"),
+    _row("l2_linear_gelu_model_subclass.py", "level2/linear_gelu", "reference-copied kernelbench-style"),
     _row("l2_linear_gelu_seeded.py", "level2/linear_gelu", "seeded-outside-forward kernelbench-style",
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 
 from kbench.judge.guard import Finding
 from kbench.judge.guard.names import NameReader, matches
@@ -68,9 +69,10 @@ def _named(tree: ast.Module, class_name: str) -> list[ast.stmt]:
 def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
     """The module's statements the class can reach: its own, the top-level code beside it, and
     the functions and classes these name, and so on. An answer often holds a copy of the
-    reference program (its ``Model``, its ``get_inputs``) that ``ModelNew`` never uses; a
-    ``ModelNew`` built on ``Model`` (its base, ``Model.forward(self, x)``) names it and reaches it.
-    Without the class: the whole module."""
+    reference program (its ``Model``, its ``get_inputs``) that ``ModelNew`` never uses, or
+    builds ``ModelNew`` on it to keep its layers and overrides its ``forward``: a base's
+    method the class overrides is not reached unless the class calls it (``super().forward``,
+    ``Model.forward(self, x)``). Without the class: the whole module."""
     definitions = {n.name: n for n in tree.body if isinstance(n, DEFINITIONS)}
     if class_name not in definitions:
         return list(tree.body)
@@ -78,11 +80,28 @@ def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
     reached.append(definitions.pop(class_name))
     index = 0
     while index < len(reached):
-        for sub in ast.walk(reached[index]):
+        node = reached[index]
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if isinstance(base, ast.Name) and isinstance(definitions.get(base.id), ast.ClassDef):
+                    reached.append(_not_overridden(definitions.pop(base.id), node))
+        for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id in definitions:
                 reached.append(definitions.pop(sub.id))
         index += 1
     return reached
+
+
+def _not_overridden(base: ast.ClassDef, subclass: ast.ClassDef) -> ast.ClassDef:
+    """``base`` without the methods ``subclass`` defines again and never calls up to."""
+    own = {n.name for n in subclass.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    called_up = {sub.attr for sub in ast.walk(subclass) if isinstance(sub, ast.Attribute)
+                 and (isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Name)
+                      and sub.value.func.id == "super" or isinstance(sub.value, ast.Name) and sub.value.id == base.name)}
+    kept = copy.copy(base)
+    kept.body = [n for n in base.body if not (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                              and n.name in own - called_up)]
+    return kept
 
 
 def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
