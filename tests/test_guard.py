@@ -166,6 +166,18 @@ def test_a_handler_that_returns_a_default_constant_is_no_fallback():
     assert "fallback" in rules(with_body("pass", asks_the_device.replace("return 132", "return x")))
 
 
+def test_setting_what_the_judge_pins_to_the_pinned_value_is_no_finding():
+    """An answer that switches TF32 off "to be sure of float32" changes nothing the judge pins."""
+    as_pinned = ("torch.backends.cuda.matmul.allow_tf32 = False\ntorch.backends.cudnn.allow_tf32 = False\n"
+                 "torch.backends.cudnn.benchmark = False\ntorch.set_float32_matmul_precision('highest')\n"
+                 "torch.set_default_dtype(torch.float32)\n")
+    assert rules(with_body("pass", "import torch\n" + as_pinned)) == set()
+    for changed in ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.benchmark = 1",
+                    "torch.set_float32_matmul_precision('high')", "torch.backends.cudnn.deterministic = True",
+                    "torch.backends.cudnn.allow_tf32 = flag", "torch.set_default_dtype(torch.float64)"):
+        assert "global-state" in rules(with_body("pass", f"import torch\n{changed}\n")), changed
+
+
 def test_freeing_memory_and_silencing_output_are_no_finding():
     """gc.collect() shows nothing of the heap; the judge's answers go on a pipe of their own."""
     assert rules(with_body("gc.collect()", "import gc\n")) == set()

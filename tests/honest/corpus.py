@@ -68,6 +68,7 @@ TRAITS = frozenset({
     "seeded-outside-forward",  # the RNGs seeded at import and in __init__ (after the layers are built)
     "build-environment",      # a build's environment variables set at import (TORCH_CUDA_ARCH_LIST, MAX_JOBS, ...)
     "custom-op",              # the kernels inside an operator of its own (torch.library.custom_op) that forward calls
+    "pinned-settings-restated",  # TF32 off, matmul precision "highest" set at import: the values the judge pins
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
 })
 LANGUAGES = ("triton", "cuda")
@@ -212,6 +213,7 @@ CORPUS: list[Honest] = [
          cpu_subset=True),
     _row("l2_gemm_bias_relu_custom_op.py", "level2/gemm_bias_relu", "custom-op kernelbench-style"),
     _row("l2_linear_gelu_model_subclass.py", "level2/linear_gelu", "reference-copied kernelbench-style"),
+    _row("l2_gemm_bias_relu_tf32_off.py", "level2/gemm_bias_relu", "pinned-settings-restated kernelbench-style"),
     _row("l2_linear_gelu_seeded.py", "level2/linear_gelu", "seeded-outside-forward kernelbench-style",
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from kbench.judge.guard import Finding
 from kbench.judge.guard.names import SETTERS, NameReader, matches
 from kbench.judge.guard.reference_op import reference_op_findings
 from kbench.judge.self_test import without_self_tests
+from kbench.judge.state import PINNED
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
@@ -204,8 +206,9 @@ class _Reader(NameReader):
             (DYNAMIC, "dynamic-access"),
             (STREAMS, "side-stream"),
         ]
+        pinned = isinstance(node, ast.Call) and bool(node.args) and _sets_as_pinned(name, node.args[0], self.dotted)
         for prefixes, rule in checks:
-            if matches(name, prefixes) and not (rule == "global-state" and self._harmless_seed(name)) \
+            if matches(name, prefixes) and not (rule == "global-state" and (self._harmless_seed(name) or pinned)) \
                     and not (rule == "introspection" and name == GC_FREEING):
                 self.add(rule, f"uses {name}", node)
         if _starts_threads(name):
@@ -254,7 +257,8 @@ class _Reader(NameReader):
                 name = self.dotted(stored) or ""
                 root = name.split(".")[0]
                 if name.startswith("torch.backends"):
-                    self.add("global-state", f"assigns {name}", node)
+                    if not (isinstance(node, ast.Assign) and _sets_as_pinned(name, node.value, self.dotted)):
+                        self.add("global-state", f"assigns {name}", node)
                 elif root and root != "self" and root in self.modules() and name not in OUTPUT_STREAMS:
                     self.add("monkeypatch", f"assigns {name}", node)
         self.generic_visit(node)
@@ -334,6 +338,23 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
     for finding in findings:
         unique.setdefault((finding.rule, finding.line), finding)
     return list(unique.values())
+
+
+# The settings the judge pins (kbench.judge.state.PINNED), by the names that set them.
+PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision", "torch.set_default_dtype": "default_dtype",
+             **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
+
+
+def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str | None]) -> bool:
+    """Setting a pinned setting to the value the judge pins it to (``allow_tf32 = False``, to
+    be sure of float32) changes nothing; the runtime rule still compares every setting."""
+    key = PINNED_BY.get(name)
+    if key is None:
+        return False
+    pinned = PINNED[key]
+    if isinstance(value, ast.Constant):
+        return type(value.value) is type(pinned) and value.value == pinned
+    return dotted(value) == pinned
 
 
 def _constant(node: ast.AST) -> bool:
