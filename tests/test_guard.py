@@ -178,6 +178,15 @@ def test_setting_what_the_judge_pins_to_the_pinned_value_is_no_finding():
         assert "global-state" in rules(with_body("pass", f"import torch\n{changed}\n")), changed
 
 
+def test_entering_the_stream_already_current_makes_no_stream():
+    current = "stream = torch.cuda.current_stream(x.device)\n        with torch.cuda.stream(stream):\n            pass"
+    assert rules(with_body(current)) == set()
+    assert rules(with_body("with torch.cuda.stream(torch.cuda.default_stream()):\n            pass")) == set()
+    rebound = current.replace("with", "if x.numel() > 9:\n            stream = pick_stream()\n        with")
+    assert "side-stream" in rules(with_body(rebound))
+    assert "side-stream" in rules(with_body("with torch.cuda.stream(s):\n            pass", "s = make()\n"))
+
+
 def test_freeing_memory_and_silencing_output_are_no_finding():
     """gc.collect() shows nothing of the heap; the judge's answers go on a pipe of their own."""
     assert rules(with_body("gc.collect()", "import gc\n")) == set()

@@ -186,10 +186,9 @@ CORPUS: list[Honest] = [
     _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
          language="cuda"),
     _row("l1_gelu_tanh_sync_at_end.py", "level1/gelu_tanh", "sync-in-forward one-launch huge-output", gpu_only=True),
-    # side-stream (flag only, no effect on verdicts or scores): the static reading flags every
-    # torch.cuda.stream(...), also a context of the stream already current, which makes no stream.
-    _row("l1_softsign_current_stream.py", "level1/softsign", "current-stream one-launch huge-output", gpu_only=True,
-         known="side-stream"),
+    # Flagged side-stream until 2026-12-04: the static reading flagged every torch.cuda.stream(...),
+    # also a context of the stream already current, which makes no stream.
+    _row("l1_softsign_current_stream.py", "level1/softsign", "current-stream one-launch huge-output", gpu_only=True),
     # --- level 2 -------------------------------------------------------------------------
     _row("l2_gemm_bias_relu_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", cpu_subset=True),
     _row("l2_gemm_bias_relu_fused_dot.py", "level2/gemm_bias_relu", "one-launch"),

@@ -108,6 +108,7 @@ class _Reader(NameReader):
         self.low_precision_applies = low_precision_applies
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
+        self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
         self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -117,6 +118,7 @@ class _Reader(NameReader):
                 first = sub.body[0]
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     self.docstrings.add(id(first.value))
+        self.bindings = _bindings(node)
         self.generic_visit(node)
 
     def add(self, rule: str, message: str, node: ast.AST) -> None:
@@ -207,12 +209,23 @@ class _Reader(NameReader):
             (STREAMS, "side-stream"),
         ]
         pinned = isinstance(node, ast.Call) and bool(node.args) and _sets_as_pinned(name, node.args[0], self.dotted)
+        current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
+            and self._current_stream(node.args[0])
         for prefixes, rule in checks:
             if matches(name, prefixes) and not (rule == "global-state" and (self._harmless_seed(name) or pinned)) \
-                    and not (rule == "introspection" and name == GC_FREEING):
+                    and not (rule == "introspection" and name == GC_FREEING) and not (rule == "side-stream" and current):
                 self.add(rule, f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
+
+    def _current_stream(self, node: ast.AST) -> bool:
+        """The stream already current (``torch.cuda.current_stream(...)``, the default stream),
+        directly or through a name bound to nothing else: entering it makes no stream."""
+        if isinstance(node, ast.Name):
+            values = self.bindings.get(node.id, [])
+            return bool(values) and all(isinstance(v, ast.Call) and self._current_stream(v) for v in values)
+        return isinstance(node, ast.Call) and self.dotted(node.func) in ("torch.cuda.current_stream",
+                                                                         "torch.cuda.default_stream")
 
     def _harmless_seed(self, name: str) -> bool:
         return self.reseeded and matches(name, SEEDS) and "forward" not in self.functions
@@ -355,6 +368,20 @@ def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str |
     if isinstance(value, ast.Constant):
         return type(value.value) is type(pinned) and value.value == pinned
     return dotted(value) == pinned
+
+
+def _bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
+    """Every name the module binds, with the values ``name = value`` gives it; ``None`` for
+    any other binding (a tuple target, a loop, an argument, ``with ... as``, ``+=``)."""
+    simple = {id(node.targets[0]): node.value for node in ast.walk(tree)
+              if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    bindings: dict[str, list[ast.expr | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bindings.setdefault(node.id, []).append(simple.get(id(node)))
+        elif isinstance(node, ast.arg):
+            bindings.setdefault(node.arg, []).append(None)
+    return bindings
 
 
 def _constant(node: ast.AST) -> bool:
