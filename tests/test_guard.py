@@ -159,7 +159,7 @@ def test_any_other_environment_variable_set_is_global_state(line):
 
 
 def test_a_handler_that_returns_a_default_constant_is_no_fallback():
-    asks_the_device = ("def sm_count():\n    try:\n        return torch.cuda.get_device_properties(0).multi_processor_count\n"
+    asks_the_device = ("def sm_count():\n    try:\n        return torch.cuda.get_device_properties(0).sm_count\n"
                        "    except Exception:\n        return 132\n")
     assert rules(with_body("pass", asks_the_device)) == set()
     assert "fallback" in rules(with_body("pass", asks_the_device.replace("return 132", "return torch.relu(x)")))
@@ -200,7 +200,8 @@ def test_gc_beyond_collect_is_introspection(body):
     assert "introspection" in rules(with_body(body, "import gc\n"))
 
 
-SEEDED_AT_IMPORT = "import random\nimport numpy\nimport torch\ntorch.manual_seed(0)\nrandom.seed(0)\nnumpy.random.seed(0)\n"
+SEEDED_AT_IMPORT = ("import random\nimport numpy\nimport torch\n"
+                    "torch.manual_seed(0)\nrandom.seed(0)\nnumpy.random.seed(0)\n")
 
 
 def test_a_seed_outside_forward_is_no_finding_in_a_kernel_solution():

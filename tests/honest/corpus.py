@@ -8,11 +8,12 @@ autotuning, KernelBench-style solutions that keep the GEMM or convolution in
 PyTorch, weights prepared once in __init__ or derived and cached on the first call,
 forwards under no_grad or inference_mode, out= variants, modules kept and never called,
 intermediates of another dtype, CUDA built lazily in __init__, a synchronize at the end
-of forward, launches placed on the current stream explicitly, a copy of the reference
-program above ModelNew, a self-test block, a lock around the launch, RNGs seeded at import, and
-a build's environment variables set at import, kernels registered as operators of their own,
-printing silenced and gc.collect() called. None of them cheats, so every verdict other than ``correct`` on one of them is
-a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
+of forward, launches placed on the current stream explicitly; and forms of model-written
+answers: a copy of the reference program above ModelNew (or under it, as its base), a
+self-test block, a lock around the launch, RNGs seeded at import, a build's environment
+variables, kernels registered as operators of their own, printing silenced and
+gc.collect() called, TF32 switched off as the judge pins it. None of them cheats, so
+every verdict other than ``correct`` on one of them is a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
 solution honestly carries under the lenient policy).
 
 ``devices``: where the file can be judged: ``cpu`` (Triton under its interpreter,

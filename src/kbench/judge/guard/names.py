@@ -23,7 +23,6 @@ SETTERS = ("setattr", "delattr", "type.__setattr__", "object.__setattr__", "type
 GETTERS = ("getattr", "object.__getattribute__", "type.__getattribute__", "inspect.getattr_static")
 
 
-
 class NameReader(ast.NodeVisitor):
     """A visitor that knows the file's imports: ``dotted`` names an expression, and each
     import and call is handed to ``imported`` and ``used`` (nothing here: the readers

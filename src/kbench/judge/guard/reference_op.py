@@ -95,9 +95,11 @@ def _reached_from(tree: ast.Module, class_name: str) -> list[ast.stmt]:
 def _not_overridden(base: ast.ClassDef, subclass: ast.ClassDef) -> ast.ClassDef:
     """``base`` without the methods ``subclass`` defines again and never calls up to."""
     own = {n.name for n in subclass.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    called_up = {sub.attr for sub in ast.walk(subclass) if isinstance(sub, ast.Attribute)
-                 and (isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Name)
-                      and sub.value.func.id == "super" or isinstance(sub.value, ast.Name) and sub.value.id == base.name)}
+    def up(node: ast.expr) -> bool:  # super() or the base by name
+        return isinstance(node, ast.Name) and node.id == base.name or isinstance(node, ast.Call) \
+            and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+    called_up = {sub.attr for sub in ast.walk(subclass) if isinstance(sub, ast.Attribute) and up(sub.value)}
     kept = copy.copy(base)
     kept.body = [n for n in base.body if not (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                                               and n.name in own - called_up)]

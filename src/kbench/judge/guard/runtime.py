@@ -430,7 +430,6 @@ class OpRecorder(TorchDispatchMode):
         self.ops.add(self.provenance.qualified(name, func, args, kwargs, out))
         return out
 
-
     def _watched_inside(self, func: Any, args: tuple, kwargs: dict) -> Any:
         """An extension's operator, run with the recorder still watching what it does inside.
         PyTorch hands a mode the operator with the mode set aside, so what an operator defined

@@ -2,10 +2,11 @@
 
 Names are resolved through the file's imports (``names.py``: ``import
 torch.nn.functional as F`` makes ``F.relu`` read as ``torch.nn.functional.relu``),
-so aliases do not hide a call; ``reference-op``'s reading is ``reference_op.py``. Forms that honest code uses are left alone: a ``pass`` in an empty
-method, a try/except at import time (optional imports), writing a source file
-with ``open``. Computed names (``getattr(torch, "syn" + "chronize")``) defeat
-any static reading; they are flagged here and left to the runtime rules.
+so aliases do not hide a call; ``reference-op``'s reading is ``reference_op.py``.
+Forms that honest code uses are left alone: a ``pass`` in an empty method, a
+try/except at import time (optional imports), writing a source file with ``open``.
+Computed names (``getattr(torch, "syn" + "chronize")``) defeat any static reading;
+they are flagged here and left to the runtime rules.
 
 A kernel solution is read as the judge imports it: without its self-test block
 (kbench.judge.self_test), and knowing that the judge seeds the random number
@@ -211,9 +212,10 @@ class _Reader(NameReader):
         pinned = isinstance(node, ast.Call) and bool(node.args) and _sets_as_pinned(name, node.args[0], self.dotted)
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
+        harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": name == GC_FREEING,
+                    "side-stream": current}
         for prefixes, rule in checks:
-            if matches(name, prefixes) and not (rule == "global-state" and (self._harmless_seed(name) or pinned)) \
-                    and not (rule == "introspection" and name == GC_FREEING) and not (rule == "side-stream" and current):
+            if matches(name, prefixes) and not harmless.get(rule):
                 self.add(rule, f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
@@ -354,8 +356,8 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
 
 
 # The settings the judge pins (kbench.judge.state.PINNED), by the names that set them.
-PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision", "torch.set_default_dtype": "default_dtype",
-             **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
+PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision",
+             "torch.set_default_dtype": "default_dtype", **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
 
 
 def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str | None]) -> bool:
