@@ -159,7 +159,8 @@ def test_any_other_environment_variable_set_is_global_state(line):
 
 
 def test_a_handler_that_returns_a_default_constant_is_no_fallback():
-    asks_the_device = ("def sm_count():\n    try:\n        return torch.cuda.get_device_properties(0).sm_count\n"
+    asks_the_device = ("def sm_count():\n    try:\n"
+                       "        return torch.cuda.get_device_properties(0).multi_processor_count\n"
                        "    except Exception:\n        return 132\n")
     assert rules(with_body("pass", asks_the_device)) == set()
     assert "fallback" in rules(with_body("pass", asks_the_device.replace("return 132", "return torch.relu(x)")))
