@@ -238,7 +238,7 @@ def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
         "outside": _replace("README.md", "tinyops", "tinyops, faster"),
         "symlink": _link("tinyops/fast.py", "/etc/hostname"),
         "syntax": _replace(norm, "def rms_norm(", "def rms_norm(("),
-        "introspection": _replace(norm, "import torch\n", "import gc\n\nimport torch\n"),
+        "introspection": _replace(norm, "import torch\n", "import gc\n\nimport torch\n\nSEEN = gc.get_objects\n"),
         "wrong_large": _replace(norm, SLOW, "    if x.shape[0] > 64:\n        return x\n" + FAST),
         "binary": _write_bytes("tinyops/table.py", b"\x00\x01\x02 not text\n"),
         "hang": _replace(norm, "import torch\n", "import time\n\nimport torch\n\ntime.sleep(600)\n"),

@@ -186,7 +186,7 @@ def test_a_new_top_level_module_may_not_hide_an_installed_one(task, tmp_path):
     ("outside", "rejected", "patch-path: README.md is not among the paths this task allows"),
     ("symlink", "rejected", "patch-path: tinyops/fast.py is a symbolic link"),
     ("binary", "rejected", "patch-path: tinyops/table.py is a binary file"),
-    ("introspection", "rejected", "introspection: tinyops/norm.py: imports gc"),
+    ("introspection", "rejected", "introspection: tinyops/norm.py: uses gc.get_objects"),
     ("stale", "compile_error", "the patch does not apply to the pinned revision"),
 ])
 def test_a_patch_is_refused_before_any_of_it_runs(fixture, name, status, reason):
