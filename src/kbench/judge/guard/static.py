@@ -213,7 +213,7 @@ class _Reader(NameReader):
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
         harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": name == GC_FREEING,
-                    "side-stream": current}
+                    "side-stream": current, "dynamic-access": _named_by_a_constant(name, node)}
         for prefixes, rule in checks:
             if matches(name, prefixes) and not harmless.get(rule):
                 self.add(rule, f"uses {name}", node)
@@ -370,6 +370,16 @@ def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str |
     if isinstance(value, ast.Constant):
         return type(value.value) is type(pinned) and value.value == pinned
     return dotted(value) == pinned
+
+
+def _named_by_a_constant(name: str, node: ast.AST) -> bool:
+    """``getattr(self, "bias", None)``, ``importlib.import_module("math")``: the name is read
+    (names.py resolves it, and the rules see what it names); only a computed one hides it."""
+    position = {"getattr": 1, "setattr": 1, "delattr": 1, "__import__": 0, "importlib.import_module": 0}.get(name)
+    if position is None or not isinstance(node, ast.Call) or len(node.args) <= position:
+        return False
+    argument = node.args[position]
+    return isinstance(argument, ast.Constant) and isinstance(argument.value, str)
 
 
 def _bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
