@@ -251,6 +251,25 @@ def test_a_self_test_block_does_not_run_when_the_solution_rebinds_its_name(tmp_p
         sys.modules.pop("kbench_solution", None)
 
 
+@pytest.mark.parametrize("header", [
+    "@torch._dynamo.disable\ndef launch(x):\n    return x\n",
+    "import torch._dynamo\n@torch._dynamo.disable()\ndef launch(x):\n    return x\n",
+    "@torch.jit.ignore\ndef launch(x):\n    return x\n",
+    "EAGER = not torch._dynamo.is_compiling()\n",
+    "@torch.compiler.disable\ndef launch(x):\n    return x\n",
+])
+def test_keeping_a_function_out_of_a_compiler_compiles_nothing(header):
+    assert rules(with_body("pass", "import torch\n" + header)) == set()
+
+
+@pytest.mark.parametrize("header", [
+    "import torch._dynamo\nf = torch._dynamo.optimize('eager')(print)\n", "from torch._dynamo import optimize\n",
+    "@torch.jit.script\ndef f(x):\n    return x\n", "f = torch.compile(print)\n",
+])
+def test_a_compiler_used_is_torch_compile(header):
+    assert "torch-compile" in rules(with_body("pass", "import torch\n" + header))
+
+
 def test_looking_up_the_models_own_attributes_by_name_is_not_a_finding():
     assert rules(with_body("w = getattr(self, 'weight', None)")) == set()
     assert rules(with_body("setattr(self, 'calls', 1)")) == set()

@@ -28,6 +28,10 @@ from kbench.judge.self_test import without_self_tests
 from kbench.judge.state import PINNED
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
+# What keeps a function out of a compiler, or asks whether one runs (always no here: the judge
+# compiles no candidate): answers written to work under torch.compile use them; they compile nothing.
+COMPILE_EXCLUSIONS = ("torch._dynamo.disable", "torch._dynamo.allow_in_graph", "torch._dynamo.is_compiling",
+                      "torch.jit.ignore", "torch.jit.unused", "torch.jit.is_scripting", "torch.jit.is_tracing")
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
 KERNEL_CALLS = (
     "torch.utils.cpp_extension.load_inline",
@@ -89,6 +93,12 @@ STREAMS = ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream"
 STREAM_IN_SOURCE = re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b")
 
 
+def _compiles(name: str) -> bool:
+    """A name of the compilers, other than their modules themselves and their exclusions."""
+    return matches(name, COMPILE_PREFIXES) and name not in ("torch.jit", "torch._dynamo") \
+        and not matches(name, COMPILE_EXCLUSIONS)
+
+
 def _introspects(name: str) -> bool:
     return matches(name, ("gc",) + INTROSPECTION) and name != GC_FREEING
 
@@ -126,7 +136,7 @@ class _Reader(NameReader):
         self.findings.append(Finding(rule, message, getattr(node, "lineno", None)))
 
     def imported(self, name: str, node: ast.AST) -> None:
-        if matches(name, COMPILE_PREFIXES):
+        if _compiles(name):
             self.add("torch-compile", f"imports {name}", node)
         if _starts_threads(name):
             self.add("threads", f"imports {name}", node)
@@ -143,7 +153,7 @@ class _Reader(NameReader):
             name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
             if matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
                 self.has_kernel = True
-            if matches(name, COMPILE_PREFIXES):
+            if _compiles(name):
                 self.add("torch-compile", f"decorated with {name}", decorator)
         self.functions.append(node.name)
         self.generic_visit(node)
@@ -213,7 +223,8 @@ class _Reader(NameReader):
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
         harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": name == GC_FREEING,
-                    "side-stream": current, "dynamic-access": _named_by_a_constant(name, node)}
+                    "side-stream": current, "dynamic-access": _named_by_a_constant(name, node),
+                    "torch-compile": not _compiles(name)}
         for prefixes, rule in checks:
             if matches(name, prefixes) and not harmless.get(rule):
                 self.add(rule, f"uses {name}", node)
@@ -357,7 +368,8 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
 
 # The settings the judge pins (kbench.judge.state.PINNED), by the names that set them.
 PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision",
-             "torch.set_default_dtype": "default_dtype", **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
+             "torch.set_default_dtype": "default_dtype",
+             **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
 
 
 def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str | None]) -> bool:
