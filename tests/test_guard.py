@@ -288,6 +288,16 @@ def test_pure_pytorch_is_no_kernel_and_aliases_do_not_hide_calls():
     assert "torch-compile" in rules(aliased)
 
 
+def test_a_triton_kernel_made_without_the_decorator_syntax_is_a_kernel():
+    source = ("import torch\nimport triton\nimport triton.language as tl\n"
+              "def body(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n"
+              "kernel = triton.jit(body)\n"
+              "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+              "        kernel[(1,)](x, x.numel(), BLOCK=16)\n        return x.clone()\n")
+    assert "no-kernel" not in rules(source)
+    assert "no-kernel" in rules(source.replace("kernel = triton.jit(body)", "kernel = triton.cdiv(body, 2)"))
+
+
 def test_cuda_and_cpp_extensions_count_as_kernels():
     source = (
         "import torch\nfrom torch.utils.cpp_extension import load_inline\n"

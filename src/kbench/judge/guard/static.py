@@ -34,6 +34,8 @@ COMPILE_EXCLUSIONS = ("torch._dynamo.disable", "torch._dynamo.allow_in_graph", "
                       "torch.jit.ignore", "torch.jit.unused", "torch.jit.is_scripting", "torch.jit.is_tracing")
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
 KERNEL_CALLS = (
+    "triton.jit",  # the decorator called by hand: triton.jit(fn)
+    "numba.cuda.jit",
     "torch.utils.cpp_extension.load_inline",
     "torch.utils.cpp_extension.load",
     "cupy.RawKernel",
