@@ -340,7 +340,8 @@ def test_basic_errors_come_before_the_style_rules_and_cheating_is_still_rejected
     assert (described.status, described.policy) == ("correct", "lenient"), described.reason
     assert right.reason.split(":")[0] in {flag.split(":")[0] for flag in described.flags}, described.flags
     cheat = tmp_path / "cheat.py"
-    cheat.write_text((SOLUTIONS / "wrong_values.py").read_text() + "\nimport threading\nthreading.Thread(target=print).start()\n")
+    starts_a_thread = "\nimport threading\nthreading.Thread(target=print).start()\n"
+    cheat.write_text((SOLUTIONS / "wrong_values.py").read_text() + starts_a_thread)
     rejected = kbench.evaluate(PROBLEM, cheat, "cpu", measure_time=False, trials=1)  # the default rejects cheating
     assert rejected.status == "rejected" and rejected.reason.startswith("threads: "), rejected.reason
     assert rejected.trials == [] and rejected.phase_seconds == {}  # nothing of it ran

@@ -13,8 +13,9 @@ answers: a copy of the reference program above ModelNew (or under it, as its bas
 self-test block, a lock around the launch, RNGs seeded at import, a build's environment
 variables, kernels registered as operators of their own, printing silenced and
 gc.collect() called, TF32 switched off as the judge pins it. None of them cheats, so
-every verdict other than ``correct`` on one of them is a false positive, unless the rule is a style rule named in ``style_flags`` (a flag the
-solution honestly carries under the lenient policy).
+every verdict other than ``correct`` on one of them is a false positive, unless the rule
+is a style rule named in ``style_flags`` (a flag the solution honestly carries under the
+lenient policy).
 
 ``devices``: where the file can be judged: ``cpu`` (Triton under its interpreter,
 TRITON_INTERPRET=1, at the small size) and ``gpu``. Files with CUDA C++ (load_inline),
