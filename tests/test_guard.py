@@ -126,6 +126,7 @@ def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
         ("pass", "import threading\nclass Launcher(threading.Thread):\n    pass\n"),
         ("pass", "from threading import *\n"),
         ("pool = multiprocessing.Pool(2)", "import multiprocessing\n"),
+        ("t = threading", "import threading\n"),
         ("pass", "import subprocess\n"),
     ],
 )
@@ -265,6 +266,7 @@ def test_keeping_a_function_out_of_a_compiler_compiles_nothing(header):
 @pytest.mark.parametrize("header", [
     "import torch._dynamo\nf = torch._dynamo.optimize('eager')(print)\n", "from torch._dynamo import optimize\n",
     "@torch.jit.script\ndef f(x):\n    return x\n", "f = torch.compile(print)\n",
+    "import torch._dynamo\ncompiler = torch._dynamo\n",  # the module as a value hides what of it is used
 ])
 def test_a_compiler_used_is_torch_compile(header):
     assert "torch-compile" in rules(with_body("pass", "import torch\n" + header))

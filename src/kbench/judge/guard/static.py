@@ -66,7 +66,10 @@ THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "s
 THREAD_PRIMITIVES = ("threading.Lock", "threading.RLock", "threading.local", "threading.Event",
                      "threading.Condition", "threading.Semaphore", "threading.BoundedSemaphore",
                      "multiprocessing.cpu_count")
-THREADING_MODULES_ALONE = ("threading", "multiprocessing")
+# Modules whose import alone does nothing a rule names: what of them is used decides. Passed around
+# as a value (an alias, an argument) a module hides what of it is used: that is its rule's finding.
+MODULES_ALONE = {"threading": "threads", "multiprocessing": "threads", "torch.jit": "torch-compile",
+                 "torch._dynamo": "torch-compile", "gc": "introspection"}
 PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
               "triton.language.bfloat16", "torch.autocast", "torch.cuda.amp", "torch.amp")
@@ -95,21 +98,21 @@ STREAMS = ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream"
 STREAM_IN_SOURCE = re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b")
 
 
+def _within(name: str, prefixes: tuple[str, ...], harmless: tuple[str, ...]) -> bool:
+    """``name`` inside ``prefixes``, neither one of ``MODULES_ALONE`` itself nor inside ``harmless``."""
+    return matches(name, prefixes) and name not in MODULES_ALONE and not matches(name, harmless)
+
+
 def _compiles(name: str) -> bool:
-    """A name of the compilers, other than their modules themselves and their exclusions."""
-    return matches(name, COMPILE_PREFIXES) and name not in ("torch.jit", "torch._dynamo") \
-        and not matches(name, COMPILE_EXCLUSIONS)
+    return _within(name, COMPILE_PREFIXES, COMPILE_EXCLUSIONS)
 
 
 def _introspects(name: str) -> bool:
-    return matches(name, ("gc",) + INTROSPECTION) and name != GC_FREEING
+    return _within(name, ("gc",) + INTROSPECTION, (GC_FREEING,))
 
 
 def _starts_threads(name: str) -> bool:
-    """A name of the modules that start threads or processes, other than threading and
-    multiprocessing themselves and what of them starts nothing."""
-    return matches(name, THREADING_MODULES) and name not in THREADING_MODULES_ALONE \
-        and not matches(name, THREAD_PRIMITIVES)
+    return _within(name, THREADING_MODULES, THREAD_PRIMITIVES)
 
 
 class _Reader(NameReader):
@@ -122,7 +125,8 @@ class _Reader(NameReader):
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
         self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
-        self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
+        self.dtype_keys: set[int] = set()
+        self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain  # half dtypes named only to be compared with, or as a lookup's keys
 
     def visit_Module(self, node: ast.Module) -> None:
         """Docstrings are prose: a path or a type named there is not code."""
@@ -146,7 +150,7 @@ class _Reader(NameReader):
             self.add("harness-access", f"imports {name}", node)
         if name in ("signal",) or name.startswith("signal."):
             self.add("process-exit", f"imports {name}", node)
-        if name != "gc" and _introspects(name):  # gc itself: what of it is used decides
+        if _introspects(name):
             self.add("introspection", f"imports {name}", node)
 
     # --- structure -------------------------------------------------------
@@ -224,7 +228,7 @@ class _Reader(NameReader):
         pinned = isinstance(node, ast.Call) and bool(node.args) and _sets_as_pinned(name, node.args[0], self.dotted)
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
-        harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": name == GC_FREEING,
+        harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": not _introspects(name),
                     "side-stream": current, "dynamic-access": _named_by_a_constant(name, node),
                     "torch-compile": not _compiles(name)}
         for prefixes, rule in checks:
@@ -255,15 +259,23 @@ class _Reader(NameReader):
             self.add("introspection", f"uses {name}", node)
         if _starts_threads(name):
             self.add("threads", f"uses {name}", node)
+        if name in MODULES_ALONE:
+            self.add(MODULES_ALONE[name], f"uses {name}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
             self.add("introspection", f"reads .{node.attr}", node)
         name = self.dotted(node)
-        if name and isinstance(node.ctx, ast.Load):
+        if name and isinstance(node.ctx, ast.Load) and id(node) not in self.chain_parts:
             self.loaded(name, node)
-        if name != GC_FREEING:  # gc read alone (an alias, an argument) is introspection
-            self.generic_visit(node)
+        if name:  # the chain is read whole: ``gc.collect`` is not also ``gc`` read as a value
+            part = node.value
+            while isinstance(part, ast.Attribute):
+                self.chain_parts.add(id(part))
+                part = part.value
+            if isinstance(part, ast.Name):
+                self.chain_parts.add(id(part))
+        self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         name = self.dotted(node)
@@ -272,7 +284,7 @@ class _Reader(NameReader):
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
+        if isinstance(node.ctx, ast.Load) and id(node) not in self.chain_parts:
             self.loaded(self.aliases.get(node.id, node.id), node)
 
     def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
