@@ -125,8 +125,8 @@ class _Reader(NameReader):
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
         self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
-        self.dtype_keys: set[int] = set()
-        self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain  # half dtypes named only to be compared with, or as a lookup's keys
+        self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
+        self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain
 
     def visit_Module(self, node: ast.Module) -> None:
         """Docstrings are prose: a path or a type named there is not code."""
