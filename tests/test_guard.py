@@ -386,6 +386,63 @@ def test_a_copy_of_the_reference_program_that_model_new_never_uses_is_not_read()
     assert "reference-op" in {f.rule for f in check_source(through_a_helper, reference_source=REFERENCE)}
 
 
+FALLBACK_HEAD = ("class ModelNew(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+                 "        self.linear = torch.nn.Linear(n, n)\n")
+
+
+def _reference_op_under(test: str, dtype: str = "float32") -> bool:
+    """Whether ``reference-op`` is found for a forward that calls the reference under ``if <test>:``."""
+    source = with_body(f"if {test}:\n            return torch.tanh(self.linear(x))").replace(
+        "class ModelNew(torch.nn.Module):", FALLBACK_HEAD)
+    return "reference-op" in {f.rule for f in check_source(source, dtype, reference_source=REFERENCE)}
+
+
+@pytest.mark.parametrize("test", [
+    "not x.is_cuda", "x.is_cpu", "x.device.type == 'cpu'", "x.device.type != 'cuda'", "not torch.cuda.is_available()",
+    "not x.is_cuda or x.dtype != torch.float32", "x.device.type != 'cuda' or not torch.cuda.is_available()",
+])
+def test_a_fallback_for_a_tensor_off_the_gpu_is_not_read(test: str) -> None:
+    """A model's usual fallback runs only where the GPU judge never goes (where it does run, on
+    a CPU, the recorder sees what it calls)."""
+    assert not _reference_op_under(test)
+
+
+@pytest.mark.parametrize("test, dtype", [
+    ("x.is_cuda", "float32"), ("not x.is_cpu", "float32"), ("x.device.type == 'cuda'", "float32"),
+    ("not x.is_cuda or x.numel() > 10", "float32"),  # taken on the GPU for large inputs
+    ("x.is_cuda and x.numel() > 10", "float32"),
+    ("x.dtype == torch.float32", "float32"),
+    ("not x.is_cuda or x.dtype != torch.float32", "bfloat16"),  # the bfloat16 variant takes it on the GPU
+    ("not self.linear.weight.is_cuda", "float32"),  # not an argument: the solution decides where it lives
+    ("torch.empty(1).is_cpu", "float32"),
+])
+def test_a_branch_the_gpu_judge_takes_is_read(test: str, dtype: str) -> None:
+    assert _reference_op_under(test, dtype)
+
+
+def test_a_fallback_outside_forward_or_on_a_rebound_input_is_read() -> None:
+    in_a_helper = with_body("return self.helper(x)").replace("class ModelNew(torch.nn.Module):", FALLBACK_HEAD + (
+        "\n    def helper(self, x):\n        if not x.is_cuda:\n            return torch.tanh(self.linear(x))\n"
+        "        return x\n"))
+    assert "reference-op" in {f.rule for f in check_source(in_a_helper, reference_source=REFERENCE)}
+    moved = with_body("x = x.cpu()\n        if not x.is_cuda:\n            return torch.tanh(self.linear(x)).cuda()"
+                      ).replace("class ModelNew(torch.nn.Module):", FALLBACK_HEAD)
+    assert "reference-op" in {f.rule for f in check_source(moved, reference_source=REFERENCE)}
+    a_default_it_chose = with_body("if not y.is_cpu:\n            pass\n        else:\n"
+                                   "            return torch.tanh(self.linear(x))").replace(
+        "class ModelNew(torch.nn.Module):", FALLBACK_HEAD).replace("(self, x)", "(self, x, y=torch.empty(0))")
+    assert "reference-op" in {f.rule for f in check_source(a_default_it_chose, reference_source=REFERENCE)}
+
+
+def test_the_else_of_a_test_that_holds_on_the_gpu_is_not_read() -> None:
+    source = with_body("if x.is_cuda:\n            pass\n        else:\n            return torch.tanh(self.linear(x))")
+    assert "reference-op" not in {f.rule for f in check_source(source.replace(
+        "class ModelNew(torch.nn.Module):", FALLBACK_HEAD), reference_source=REFERENCE)}
+    expression = with_body("y = torch.tanh(self.linear(x)) if not x.is_cuda else x").replace(
+        "class ModelNew(torch.nn.Module):", FALLBACK_HEAD)
+    assert "reference-op" not in {f.rule for f in check_source(expression, reference_source=REFERENCE)}
+
+
 def test_a_layer_built_to_hold_the_weights_is_not_a_layer_called():
     """nn.Linear(...) in __init__ holds the weights a kernel reads; only self.linear(x) calls it."""
     reference = REFERENCE.replace("torch.tanh(self.linear(x))", "self.linear(x)")

@@ -72,6 +72,7 @@ TRAITS = frozenset({
     "custom-op",              # the kernels inside an operator of its own (torch.library.custom_op) that forward calls
     "pinned-settings-restated",  # TF32 off, matmul precision "highest" set at import: the values the judge pins
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
+    "device-fallback",        # PyTorch for a tensor off the GPU or of another dtype (``if not x.is_cuda: ...``)
 })
 LANGUAGES = ("triton", "cuda")
 DEVICES = ("cpu", "gpu")
@@ -187,6 +188,8 @@ CORPUS: list[Honest] = [
          gpu_only=True, language="cuda"),
     _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
          language="cuda"),
+    _row("l1_gelu_tanh_cuda_device_fallback.py", "level1/gelu_tanh", "device-fallback one-launch huge-output",
+         gpu_only=True, language="cuda"),
     _row("l1_gelu_tanh_sync_at_end.py", "level1/gelu_tanh", "sync-in-forward one-launch huge-output", gpu_only=True),
     # Flagged side-stream until 2026-12-04: the static reading flagged every torch.cuda.stream(...),
     # also a context of the stream already current, which makes no stream.

@@ -13,8 +13,10 @@ from kbench.judge.guard.names import NameReader, matches
 class _Calls(NameReader):
     """The PyTorch functions a file calls, and the layer types of the ``self.<layer>(...)`` it calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, problem_dtype: str | None = None) -> None:
         super().__init__()
+        self.problem_dtype = problem_dtype
+        self.arguments: list[set[str]] = []  # the judge's inputs among each function's arguments, innermost last
         self.layers: dict[str, str] = {}
         self.calls: set[str] = set()
         self.layer_calls: set[str] = set()
@@ -39,6 +41,75 @@ class _Calls(NameReader):
     def computed_with(self) -> set[str]:
         return self.calls | {self.layers[n] for n in self.layer_calls if n in self.layers}
 
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.arguments.append(_judges_inputs(node))
+        self.generic_visit(node)
+        self.arguments.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_If(self, node: ast.If | ast.IfExp) -> None:
+        """A branch the judge never takes is not read: a model's usual fallback for a tensor
+        off the GPU or of another dtype (``if not x.is_cuda or x.dtype != torch.float32:
+        return F.gelu(x)``) never runs when a GPU judges the problem's dtype, and where it does
+        run the recorder sees what it calls (runtime.py: ``reference-op``, ``torch-compute``)."""
+        self.visit(node.test)
+        holds = self.holds_when_judged(node.test)
+        for branch, never_taken in ((node.body, holds is False), (node.orelse, holds is True)):
+            if not never_taken:
+                for child in branch if isinstance(branch, list) else [branch]:
+                    self.visit(child)
+
+    visit_IfExp = visit_If
+
+    def holds_when_judged(self, test: ast.expr) -> bool | None:
+        """Whether ``test`` holds on a GPU for inputs of the problem's dtype: a test of where
+        an argument of the function lives (``x.is_cuda``, ``x.is_cpu``, ``x.device.type ==
+        "cuda"``), of its dtype against the problem's (``x.dtype != torch.float32``), or
+        ``torch.cuda.is_available()``, joined by not, and, or; None for any other test. Such
+        an argument of ``forward`` is an input the judge gives (``_judges_inputs``), on the same
+        device and of the same dtype in every call, so the trial the recorder watches takes the
+        branch every call takes."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.holds_when_judged(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):  # three-valued: one decisive part decides
+            parts = [self.holds_when_judged(value) for value in test.values]
+            decisive = isinstance(test.op, ast.Or)
+            return decisive if decisive in parts else (not decisive if all(p is not None for p in parts) else None)
+        if isinstance(test, ast.Call):
+            return True if self.dotted(test.func) == "torch.cuda.is_available" and not test.args else None
+        if isinstance(test, ast.Attribute) and test.attr in ("is_cuda", "is_cpu") and self._argument(test.value):
+            return test.attr == "is_cuda"
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+                and isinstance(test.left, ast.Attribute)):
+            return None
+        equal = isinstance(test.ops[0], ast.Eq)
+        left, right = test.left, test.comparators[0]
+        device = right.value if isinstance(right, ast.Constant) else None
+        if left.attr == "type" and isinstance(left.value, ast.Attribute) and left.value.attr == "device" \
+                and self._argument(left.value.value) and device in ("cuda", "cpu"):
+            return (device == "cuda") == equal
+        if left.attr == "dtype" and self._argument(left.value) and (dtype := self.dotted(right)) \
+                and dtype.startswith("torch.") and self.problem_dtype:
+            return (dtype == f"torch.{self.problem_dtype}") == equal
+        return None
+
+    def _argument(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and bool(self.arguments) and node.id in self.arguments[-1]
+
+
+def _judges_inputs(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The arguments of a ``forward`` that only the judge's inputs fill: none with a default,
+    none bound again in its body. A helper's arguments are whatever its caller passes."""
+    if function.name != "forward":
+        return set()
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    undefaulted = positional[:len(positional) - len(arguments.defaults)] + [
+        a for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
+    rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {a.arg for a in undefaulted} - rebound
 
 # Calls of the reference that are not operations it computes with: allocation, and the
 # set-up around its weights (grad modes, initialisers, generators, dtype queries). A
@@ -51,8 +122,8 @@ ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_lik
               "torch.get_default_dtype")
 
 
-def _computed_with(tree: ast.Module, nodes: list[ast.stmt]) -> set[str]:
-    reader = _Calls()
+def _computed_with(tree: ast.Module, nodes: list[ast.stmt], problem_dtype: str | None = None) -> set[str]:
+    reader = _Calls(problem_dtype)
     reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
     for node in nodes:
         reader.visit(node)
@@ -106,14 +177,14 @@ def _not_overridden(base: ast.ClassDef, subclass: ast.ClassDef) -> ast.ClassDef:
     return kept
 
 
-def reference_op_findings(tree: ast.Module, reference_source: str) -> list[Finding]:
-    """What the solution's ``ModelNew`` reaches calls every PyTorch function and layer the
-    reference's ``Model`` calls."""
+def reference_op_findings(tree: ast.Module, reference_source: str, problem_dtype: str = "float32") -> list[Finding]:
+    """What the solution's ``ModelNew`` reaches, in the branches a GPU judging the problem's
+    dtype takes, calls every PyTorch function and layer the reference's ``Model`` calls."""
     try:
         reference = ast.parse(reference_source)
     except (SyntaxError, ValueError):
         return []
     needed = _computed_with(reference, _named(reference, "Model"))
-    if needed and needed <= _computed_with(tree, _reached_from(tree, "ModelNew")):
+    if needed and needed <= _computed_with(tree, _reached_from(tree, "ModelNew"), problem_dtype):
         return [Finding("reference-op", f"calls every operation the reference computes with: {sorted(needed)}")]
     return []

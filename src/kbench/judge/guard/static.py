@@ -373,7 +373,7 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
     if not reader.has_kernel:
         findings.append(Finding("no-kernel", "defines no Triton kernel and builds no C++/CUDA extension"))
     if reference_source:
-        findings += reference_op_findings(tree, reference_source)
+        findings += reference_op_findings(tree, reference_source, problem_dtype)
     unique: dict[tuple[str, int | None], Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.line), finding)
