@@ -71,6 +71,30 @@ def test_each_static_rule_fires_on_its_form(body, header, rule):
     assert rule in rules(with_body(body, header))
 
 
+MKSTEMP = "fd, path = tempfile.mkstemp(suffix='.cu')\n"
+
+
+@pytest.mark.parametrize("source", [
+    MKSTEMP + "with os.fdopen(fd, 'w') as f:\n    f.write('__global__ void k() {}')\n",
+    MKSTEMP + "os.write(fd, b'__global__ void k() {}')\nos.fsync(fd)\nos.close(fd)\n",
+    "from tempfile import mkstemp\nfd, path = mkstemp()\nos.close(fd)\n",
+])
+def test_a_file_the_solution_made_for_its_own_source_is_no_raw_io(source: str) -> None:
+    """Writing a CUDA source for cpp_extension.load through the descriptor mkstemp returns."""
+    assert "raw-io" not in rules(with_body("pass", "import os\nimport tempfile\n" + source))
+
+
+@pytest.mark.parametrize("source", [
+    MKSTEMP + "fd = 4\nos.write(fd, b'{}')\n",  # bound again: the judge's channel, perhaps
+    MKSTEMP + "os.write(fd + 1, b'{}')\n",
+    "fd, path = os.pipe()\nos.write(fd, b'{}')\n",
+    MKSTEMP + "os.dup2(fd, 1)\n",
+    MKSTEMP + "for fd in range(3, 9):\n    os.close(fd)\n",
+])
+def test_a_descriptor_not_of_its_own_file_is_raw_io(source: str) -> None:
+    assert "raw-io" in rules(with_body("pass", "import os\nimport tempfile\n" + source))
+
+
 @pytest.mark.parametrize(
     "body, header, rule",
     [

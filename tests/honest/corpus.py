@@ -73,8 +73,9 @@ TRAITS = frozenset({
     "pinned-settings-restated",  # TF32 off, matmul precision "highest" set at import: the values the judge pins
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
     "device-fallback",        # PyTorch for a tensor off the GPU or of another dtype (``if not x.is_cuda: ...``)
+    "source-file",            # the CUDA source written to a file of its own (mkstemp, fdopen), built by load()
 })
-LANGUAGES = ("triton", "cuda")
+LANGUAGES = ("triton", "cuda")  # cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load)
 DEVICES = ("cpu", "gpu")
 
 
@@ -187,6 +188,8 @@ CORPUS: list[Honest] = [
     _row("l1_hardsigmoid_cuda_build_in_init.py", "level1/hardsigmoid", "lazy-build one-launch huge-output",
          gpu_only=True, language="cuda"),
     _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
+         language="cuda"),
+    _row("l1_sigmoid_cuda_source_file.py", "level1/sigmoid", "source-file one-launch huge-output", gpu_only=True,
          language="cuda"),
     _row("l1_gelu_tanh_cuda_device_fallback.py", "level1/gelu_tanh", "device-fallback one-launch huge-output",
          gpu_only=True, language="cuda"),

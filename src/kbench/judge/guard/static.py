@@ -58,6 +58,7 @@ INTROSPECTION = ("gc.", "sys._getframe", "sys._current_frames", "inspect.current
 GC_FREEING = "gc.collect"
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
+OWN_FILE_USES = ("os.fdopen", "os.write", "os.close", "os.fsync")  # on a descriptor of tempfile.mkstemp
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
 PROC_PATH = re.compile(r"/proc/|/dev/fd|/dev/std")
 THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio")
@@ -125,6 +126,7 @@ class _Reader(NameReader):
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
         self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
+        self.unpacked: list[ast.Assign] = []  # `first, ... = call(...)`, for what a call's first result names
         self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
         self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain
 
@@ -136,6 +138,9 @@ class _Reader(NameReader):
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     self.docstrings.add(id(first.value))
         self.bindings = _bindings(node)
+        self.unpacked = [sub for sub in ast.walk(node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+                         and isinstance(sub.targets[0], ast.Tuple) and sub.targets[0].elts
+                         and isinstance(sub.targets[0].elts[0], ast.Name) and isinstance(sub.value, ast.Call)]
         self.generic_visit(node)
 
     def add(self, rule: str, message: str, node: ast.AST) -> None:
@@ -229,6 +234,7 @@ class _Reader(NameReader):
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
         harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": not _introspects(name),
+                    "raw-io": name in OWN_FILE_USES and self._own_file(node),
                     "side-stream": current, "dynamic-access": _named_by_a_constant(name, node),
                     "torch-compile": not _compiles(name)}
         for prefixes, rule in checks:
@@ -245,6 +251,17 @@ class _Reader(NameReader):
             return bool(values) and all(isinstance(v, ast.Call) and self._current_stream(v) for v in values)
         return isinstance(node, ast.Call) and self.dotted(node.func) in ("torch.cuda.current_stream",
                                                                          "torch.cuda.default_stream")
+
+    def _own_file(self, node: ast.AST) -> bool:
+        """``fd, path = tempfile.mkstemp(suffix=".cu")``, then ``os.fdopen(fd, "w")`` to write a
+        source for ``cpp_extension.load``: a descriptor the solution opened on a file of its
+        own, bound to nothing else, is no channel of the judge's."""
+        descriptor = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if not isinstance(descriptor, ast.Name):
+            return False
+        made = [a for a in self.unpacked if a.targets[0].elts[0].id == descriptor.id
+                and self.dotted(a.value.func) == "tempfile.mkstemp"]
+        return bool(made) and len(made) == len(self.bindings.get(descriptor.id, []))
 
     def _harmless_seed(self, name: str) -> bool:
         return self.reseeded and matches(name, SEEDS) and "forward" not in self.functions
