@@ -354,6 +354,23 @@ def test_asking_which_dtype_a_tensor_has_lowers_no_precision(body):
     assert "low-precision" in rules(with_body("positive = x.to(torch.float16) > 0"))
 
 
+@pytest.mark.parametrize("context", [
+    "torch.autocast('cuda', enabled=False)", "torch.cuda.amp.autocast(enabled=False)",
+    "torch.autocast(device_type='cuda', dtype=torch.float16, enabled=False)",
+])
+def test_an_autocast_switched_off_keeps_float32(context):
+    """Models wrap a float32 kernel in a disabled autocast to be sure nothing casts around it."""
+    assert rules(with_body(f"with {context}:\n            pass")) == set()
+
+
+@pytest.mark.parametrize("context", [
+    "torch.autocast('cuda')", "torch.autocast('cuda', enabled=True)", "torch.autocast('cuda', enabled=self.fast)",
+    "torch.cuda.amp.autocast()",
+])
+def test_an_autocast_left_on_lowers_precision(context):
+    assert "low-precision" in rules(with_body(f"with {context}:\n            pass"))
+
+
 def test_half_precision_is_only_a_finding_for_float32_problems():
     source = with_body("x = x.half()")
     assert "low-precision" not in {f.rule for f in check_source(source, problem_dtype="float16")}

@@ -127,7 +127,8 @@ class _Reader(NameReader):
         self.docstrings: set[int] = set()
         self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
         self.unpacked: list[ast.Assign] = []  # `first, ... = call(...)`, for what a call's first result names
-        self.dtype_keys: set[int] = set()  # half dtypes named only to be compared with, or as a lookup's keys
+        # half dtypes named only to be compared with, or as a lookup's keys; an autocast switched off
+        self.dtype_keys: set[int] = set()
         self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -203,6 +204,8 @@ class _Reader(NameReader):
                 self.add("low-precision", "allow_tf32=True", node)
             if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
                 self.add("low-precision", f"input_precision={value.value!r}", node)
+        if _autocast_off(name, node):  # with torch.autocast("cuda", enabled=False): float32 kept
+            self.dtype_keys.update(id(part) for part in [node.func, *node.args, *(k.value for k in node.keywords)])
         if name in ENVIRONMENT_WRITES:
             self.environment_set(node.args[0] if node.args else None, node)
         if name == "os.environ.update":
@@ -437,6 +440,11 @@ def _bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
         elif isinstance(node, ast.arg):
             bindings.setdefault(node.arg, []).append(None)
     return bindings
+
+
+def _autocast_off(name: str, call: ast.Call) -> bool:
+    return matches(name, ("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast")) and any(
+        k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
 
 
 def _constant(node: ast.AST) -> bool:
