@@ -152,10 +152,26 @@ def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
         ("pool = multiprocessing.Pool(2)", "import multiprocessing\n"),
         ("t = threading", "import threading\n"),
         ("pass", "import subprocess\n"),
+        ("pass", "import concurrent.futures\npool = concurrent.futures.ThreadPoolExecutor()\npool.__enter__()\n"),
+        ("pass", "import concurrent.futures as cf\nwith cf.ProcessPoolExecutor() as pool:\n    pass\n"),
+        ("pass", "from concurrent.futures import ThreadPoolExecutor as P\nMake = P\nwith Make() as pool:\n    pass\n"),
+        ("pass", "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor() as pool:\n    pass\n"
+                 "pool._shutdown = False\n"),  # the pool used past its block could be started again
+        ("m = concurrent.futures", "import concurrent.futures\n"),
     ],
 )
 def test_starting_a_thread_is_a_finding_however_it_is_named(body, header):
     assert "threads" in rules(with_body(body, header))
+
+
+@pytest.mark.parametrize("header", [
+    "from concurrent.futures import ThreadPoolExecutor, as_completed\nwith ThreadPoolExecutor(2) as pool:\n"
+    "    jobs = [pool.submit(str, i) for i in range(2)]\n    built = [job.result() for job in as_completed(jobs)]\n",
+    "import concurrent.futures\nwith concurrent.futures.ThreadPoolExecutor() as pool:\n    built = list(pool.map(str, [1]))\n",
+])
+def test_a_thread_pool_entered_by_with_joins_its_threads(header):
+    """Several extensions built at once: leaving the block joins the pool's threads."""
+    assert rules(with_body("pass", header)) == set()
 
 
 def test_threading_locks_and_thread_local_storage_start_nothing():

@@ -74,6 +74,7 @@ TRAITS = frozenset({
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
     "device-fallback",        # PyTorch for a tensor off the GPU or of another dtype (``if not x.is_cuda: ...``)
     "source-file",            # the CUDA source written to a file of its own (mkstemp, fdopen), built by load()
+    "parallel-builds",        # extensions built at once in a thread pool entered by `with` (joined at its end)
 })
 LANGUAGES = ("triton", "cuda")  # cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load)
 DEVICES = ("cpu", "gpu")
@@ -227,6 +228,8 @@ CORPUS: list[Honest] = [
     _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),
     _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
          language="cuda"),
+    _row("l2_gemm_bias_relu_cuda_parallel_builds.py", "level2/gemm_bias_relu", "parallel-builds kernelbench-style",
+         gpu_only=True, language="cuda"),
     _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",
          gpu_only=True, language="cuda"),
     _row("l2_linear_gelu_cuda_graph.py", "level2/linear_gelu", "kernelbench-style cuda-graph workspace-kept",

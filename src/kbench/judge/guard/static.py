@@ -66,10 +66,13 @@ THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "s
 # count of CPUs (to size a CPU kernel's threads); the modules themselves, imported, start nothing.
 THREAD_PRIMITIVES = ("threading.Lock", "threading.RLock", "threading.local", "threading.Event",
                      "threading.Condition", "threading.Semaphore", "threading.BoundedSemaphore",
-                     "multiprocessing.cpu_count")
+                     "multiprocessing.cpu_count", "concurrent.futures.as_completed", "concurrent.futures.wait")
+# A pool entered by `with` (several extensions built at once): leaving the block joins its threads.
+JOINED_POOLS = ("concurrent.futures.ThreadPoolExecutor",)
 # Modules whose import alone does nothing a rule names: what of them is used decides. Passed around
 # as a value (an alias, an argument) a module hides what of it is used: that is its rule's finding.
-MODULES_ALONE = {"threading": "threads", "multiprocessing": "threads", "torch.jit": "torch-compile",
+MODULES_ALONE = {"threading": "threads", "multiprocessing": "threads", "concurrent": "threads",
+                 "concurrent.futures": "threads", "torch.jit": "torch-compile",
                  "torch._dynamo": "torch-compile", "gc": "introspection"}
 PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
@@ -130,6 +133,8 @@ class _Reader(NameReader):
         # half dtypes named only to be compared with, or as a lookup's keys; an autocast switched off
         self.dtype_keys: set[int] = set()
         self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain
+        self.joined: set[int] = set()  # a thread pool's calls entered by `with`, which joins its threads
+        self.tree: ast.Module = ast.Module(body=[], type_ignores=[])
 
     def visit_Module(self, node: ast.Module) -> None:
         """Docstrings are prose: a path or a type named there is not code."""
@@ -138,6 +143,7 @@ class _Reader(NameReader):
                 first = sub.body[0]
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     self.docstrings.add(id(first.value))
+        self.tree = node
         self.bindings = _bindings(node)
         self.unpacked = [sub for sub in ast.walk(node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
                          and isinstance(sub.targets[0], ast.Tuple) and sub.targets[0].elts
@@ -150,7 +156,7 @@ class _Reader(NameReader):
     def imported(self, name: str, node: ast.AST) -> None:
         if _compiles(name):
             self.add("torch-compile", f"imports {name}", node)
-        if _starts_threads(name):
+        if _starts_threads(name) and name not in JOINED_POOLS:  # imported by name: where it is used decides
             self.add("threads", f"imports {name}", node)
         if matches(name, ("kbench", "__main__")):
             self.add("harness-access", f"imports {name}", node)
@@ -243,8 +249,24 @@ class _Reader(NameReader):
         for prefixes, rule in checks:
             if matches(name, prefixes) and not harmless.get(rule):
                 self.add(rule, f"uses {name}", node)
-        if _starts_threads(name):
+        if _starts_threads(name) and id(node) not in self.joined:
             self.add("threads", f"uses {name}", node)
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        """``with ThreadPoolExecutor() as pool:`` joins the pool's threads where the block ends,
+        if the pool is not used past it (a pool kept could be started again)."""
+        for item in node.items:
+            call, name = item.context_expr, item.optional_vars
+            if isinstance(call, ast.Call) and self.dotted(call.func) in JOINED_POOLS and (
+                    name is None or isinstance(name, ast.Name) and self._used_only_within(name.id, node)):
+                self.joined.update((id(call), id(call.func)))
+        self.generic_visit(node)
+
+    def _used_only_within(self, name: str, block: ast.stmt) -> bool:
+        inside = {id(sub) for sub in ast.walk(block)}
+        return all(id(sub) in inside for sub in ast.walk(self.tree) if isinstance(sub, ast.Name) and sub.id == name)
+
+    visit_AsyncWith = visit_With
 
     def _current_stream(self, node: ast.AST) -> bool:
         """The stream already current (``torch.cuda.current_stream(...)``, the default stream),
@@ -277,7 +299,7 @@ class _Reader(NameReader):
             self.add("harness-access", f"uses {name}", node)
         if _introspects(name):
             self.add("introspection", f"uses {name}", node)
-        if _starts_threads(name):
+        if _starts_threads(name) and id(node) not in self.joined:
             self.add("threads", f"uses {name}", node)
         if name in MODULES_ALONE:
             self.add(MODULES_ALONE[name], f"uses {name}", node)
