@@ -167,7 +167,8 @@ def test_starting_a_thread_is_a_finding_however_it_is_named(body, header):
 @pytest.mark.parametrize("header", [
     "from concurrent.futures import ThreadPoolExecutor, as_completed\nwith ThreadPoolExecutor(2) as pool:\n"
     "    jobs = [pool.submit(str, i) for i in range(2)]\n    built = [job.result() for job in as_completed(jobs)]\n",
-    "import concurrent.futures\nwith concurrent.futures.ThreadPoolExecutor() as pool:\n    built = list(pool.map(str, [1]))\n",
+    "import concurrent.futures\nwith concurrent.futures.ThreadPoolExecutor() as pool:\n"
+    "    built = list(pool.map(str, [1]))\n",
 ])
 def test_a_thread_pool_entered_by_with_joins_its_threads(header):
     """Several extensions built at once: leaving the block joins the pool's threads."""
