@@ -74,6 +74,7 @@ TRAITS = frozenset({
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
     "device-fallback",        # PyTorch for a tensor off the GPU or of another dtype (``if not x.is_cuda: ...``)
     "source-file",            # the CUDA source written to a file of its own (mkstemp, fdopen), built by load()
+    "autocast-off",           # the kernel launched inside torch.autocast(..., enabled=False)
     "parallel-builds",        # extensions built at once in a thread pool entered by `with` (joined at its end)
 })
 LANGUAGES = ("triton", "cuda")  # cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load)
@@ -170,6 +171,7 @@ CORPUS: list[Honest] = [
     _row("l1_mish_build_environment.py", "level1/mish", "build-environment one-launch huge-output"),
     _row("l1_sigmoid_custom_op.py", "level1/sigmoid", "custom-op one-launch huge-output"),
     _row("l1_relu_quiet_gc.py", "level1/relu", "quiet-gc one-launch huge-output"),
+    _row("l1_hardsigmoid_autocast_off.py", "level1/hardsigmoid", "autocast-off one-launch huge-output"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
