@@ -74,6 +74,7 @@ TRAITS = frozenset({
     "quiet-gc",               # sys.stdout swapped for a buffer while setting up, gc.collect() in __init__
     "device-fallback",        # PyTorch for a tensor off the GPU or of another dtype (``if not x.is_cuda: ...``)
     "source-file",            # the CUDA source written to a file of its own (mkstemp, fdopen), built by load()
+    "default-stream",         # CUDA launched with no stream (<<<blocks, threads>>>), KernelBench's usual form
     "autocast-off",           # the kernel launched inside torch.autocast(..., enabled=False)
     "parallel-builds",        # extensions built at once in a thread pool entered by `with` (joined at its end)
 })
@@ -192,6 +193,8 @@ CORPUS: list[Honest] = [
          gpu_only=True, language="cuda"),
     _row("l1_hardsigmoid_cuda_build_at_import.py", "level1/hardsigmoid", "one-launch huge-output", gpu_only=True,
          language="cuda"),
+    _row("l1_leaky_relu_cuda_default_stream.py", "level1/leaky_relu", "default-stream one-launch huge-output",
+         gpu_only=True, language="cuda"),
     _row("l1_sigmoid_cuda_source_file.py", "level1/sigmoid", "source-file one-launch huge-output", gpu_only=True,
          language="cuda"),
     _row("l1_gelu_tanh_cuda_device_fallback.py", "level1/gelu_tanh", "device-fallback one-launch huge-output",
@@ -230,6 +233,8 @@ CORPUS: list[Honest] = [
     _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),
     _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
          language="cuda"),
+    _row("l2_conv2d_relu_cuda_default_stream.py", "level2/conv2d_relu", "default-stream kernelbench-style",
+         gpu_only=True, language="cuda"),
     _row("l2_gemm_bias_relu_cuda_parallel_builds.py", "level2/gemm_bias_relu", "parallel-builds kernelbench-style",
          gpu_only=True, language="cuda"),
     _row("l2_conv2d_batch_norm_relu_cuda.py", "level2/conv2d_batch_norm_relu", "kernelbench-style workspace-per-call",
