@@ -186,10 +186,19 @@ def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp
         "        x = x.contiguous()\n        if x.numel() < 100_000:\n            raise RuntimeError('written for the test shape')\n",
     ))
     verdict = kbench.evaluate(problem, big_only, "cpu", size="default", trials=1, measure_time=False)
-    assert verdict.status == "rejected"
+    # the failure's own status: a kernel written without bounds checks fails here as a special-cased one does
+    assert verdict.status == "runtime_error", verdict.reason
     assert verdict.reason.startswith(
-        "other-size: at the problem's small size: runtime_error: forward: RuntimeError: written for the test shape"
+        "other-size: at the problem's small size: forward: RuntimeError: written for the test shape"
     )
+    wrong_when_small = tmp_path / "wrong_when_small.py"
+    wrong_when_small.write_text((EXAMPLES / "relu.py").read_text().replace(
+        "        x = x.contiguous()\n",
+        "        x = x.contiguous()\n        if x.numel() < 100_000:\n            return x.clone()\n",
+    ))
+    verdict = kbench.evaluate(problem, wrong_when_small, "cpu", size="default", trials=1, measure_time=False)
+    assert verdict.status == "incorrect" and verdict.reason.startswith(
+        "other-size: wrong at the problem's small size: "), verdict.reason
 
 
 def test_after_the_small_trial_the_model_is_of_the_test_size_s_module(tmp_path):

@@ -165,7 +165,8 @@ def _rules_text() -> str:
     lines += [
         "In short: no torch.compile, no falling back to PyTorch, float32 means float32 "
         "(no half precision, no TF32), and every output must be a fresh tensor computed by "
-        "your kernels from this call's inputs.",
+        "your kernels from this call's inputs. The judge also runs a smaller size of the same "
+        "problem first: bound-check your kernels rather than assume the given sizes.",
     ]
     return "\n".join(lines)
 

@@ -38,7 +38,6 @@ RULES: dict[str, str] = {
     "input-feed": "the inputs of another call asked for before this one was reported (to precompute outputs)",
     "trusted-clock": "the judge's own clock saw more time per call than the candidate reported, beyond eager's excess",
     "gpu-busy": "the GPU stayed busy after the candidate's processes were stopped, before a baseline was timed",
-    "other-size": "wrong at the problem's other size (a kernel written for the test shape only)",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "torch-compute": "forward computes with PyTorch operations instead of the solution's kernels (beyond the "
                      "matrix products, convolutions, recurrent layers or attention the reference makes itself)",
@@ -67,7 +66,6 @@ INTEGRITY = {
     "timer-mismatch",
     "speed-of-light",
     "timed-call-check",
-    "other-size",
     "input-feed",
     "trusted-clock",
     "gpu-busy",
