@@ -262,11 +262,11 @@ class _Reader(NameReader):
                 self.joined.update((id(call), id(call.func)))
         self.generic_visit(node)
 
+    visit_AsyncWith = visit_With
+
     def _used_only_within(self, name: str, block: ast.stmt) -> bool:
         inside = {id(sub) for sub in ast.walk(block)}
         return all(id(sub) in inside for sub in ast.walk(self.tree) if isinstance(sub, ast.Name) and sub.id == name)
-
-    visit_AsyncWith = visit_With
 
     def _current_stream(self, node: ast.AST) -> bool:
         """The stream already current (``torch.cuda.current_stream(...)``, the default stream),
