@@ -125,6 +125,9 @@ def _row(file: str, problem: str, traits: str, *, gpu_only: bool = False, langua
 RUN_ON_A_GPU = frozenset({
     "l1_relu_side_stream_joined.py", "l1_gelu_cuda_graph.py", "l1_gelu_autotune.py", "l1_matmul_square_autotune.py",
     "l2_linear_gelu_cuda_graph.py", "l3_mlp_deep_relu_cuda_graph.py", "l3_resnet_basic_block_side_stream.py",
+    # and on 2026-12-05 (docs/measurements/2026-12-05-h200-corpus-fourth-batch.log)
+    "l1_leaky_relu_cuda_default_stream.py", "l2_conv2d_relu_cuda_default_stream.py",
+    "l2_gemm_bias_relu_cuda_parallel_builds.py", "l1_gelu_tanh_cuda_device_fallback.py",
 })
 
 
