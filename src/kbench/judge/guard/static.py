@@ -129,9 +129,8 @@ class _Reader(NameReader):
         self.reseeded = reseeded  # the judge seeds before every build and draw (a kernel solution)
         self.docstrings: set[int] = set()
         self.bindings: dict[str, list[ast.expr | None]] = {}  # what each name is bound to (None: not by `name = value`)
-        self.unpacked: list[ast.Assign] = []  # `first, ... = call(...)`, for what a call's first result names
         # half dtypes named only to be compared with, or as a lookup's keys; an autocast switched off
-        self.dtype_keys: set[int] = set()
+        self.precision_kept: set[int] = set()
         self.chain_parts: set[int] = set()  # the names and attributes inside a longer attribute chain
         self.joined: set[int] = set()  # a thread pool's calls entered by `with`, which joins its threads
         self.tree: ast.Module = ast.Module(body=[], type_ignores=[])
@@ -145,9 +144,6 @@ class _Reader(NameReader):
                     self.docstrings.add(id(first.value))
         self.tree = node
         self.bindings = _bindings(node)
-        self.unpacked = [sub for sub in ast.walk(node) if isinstance(sub, ast.Assign) and len(sub.targets) == 1
-                         and isinstance(sub.targets[0], ast.Tuple) and sub.targets[0].elts
-                         and isinstance(sub.targets[0].elts[0], ast.Name) and isinstance(sub.value, ast.Call)]
         self.generic_visit(node)
 
     def add(self, rule: str, message: str, node: ast.AST) -> None:
@@ -211,7 +207,7 @@ class _Reader(NameReader):
             if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
                 self.add("low-precision", f"input_precision={value.value!r}", node)
         if _autocast_off(name, node):  # with torch.autocast("cuda", enabled=False): float32 kept
-            self.dtype_keys.update(id(part) for part in [node.func, *node.args, *(k.value for k in node.keywords)])
+            self.precision_kept.update(id(part) for part in [node.func, *node.args, *(k.value for k in node.keywords)])
         if name in ENVIRONMENT_WRITES:
             self.environment_set(node.args[0] if node.args else None, node)
         if name == "os.environ.update":
@@ -284,8 +280,10 @@ class _Reader(NameReader):
         descriptor = node.args[0] if isinstance(node, ast.Call) and node.args else None
         if not isinstance(descriptor, ast.Name):
             return False
-        made = [a for a in self.unpacked if a.targets[0].elts[0].id == descriptor.id
-                and self.dotted(a.value.func) == "tempfile.mkstemp"]
+        made = [a for a in ast.walk(self.tree) if isinstance(a, ast.Assign) and isinstance(a.value, ast.Call)
+                and self.dotted(a.value.func) == "tempfile.mkstemp" and isinstance(a.targets[0], ast.Tuple)
+                and a.targets[0].elts and isinstance(a.targets[0].elts[0], ast.Name)
+                and a.targets[0].elts[0].id == descriptor.id]
         return bool(made) and len(made) == len(self.bindings.get(descriptor.id, []))
 
     def _harmless_seed(self, name: str) -> bool:
@@ -293,7 +291,7 @@ class _Reader(NameReader):
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
-        if self.low_precision_applies and matches(name, HALF_NAMES) and id(node) not in self.dtype_keys:
+        if self.low_precision_applies and matches(name, HALF_NAMES) and id(node) not in self.precision_kept:
             self.add("low-precision", f"uses {name} in a float32 problem", node)
         if matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
             self.add("harness-access", f"uses {name}", node)
@@ -383,7 +381,7 @@ class _Reader(NameReader):
         for node in nodes:
             for named in node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]:
                 if isinstance(named, ast.Attribute):  # torch.float16; x.to(torch.float16) > 0 is a conversion
-                    self.dtype_keys.add(id(named))
+                    self.precision_kept.add(id(named))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and id(node) not in self.docstrings:
