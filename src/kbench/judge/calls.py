@@ -24,16 +24,15 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from kbench.judge.guard import Finding
 from kbench.judge.process import WorkerLost
 from kbench.judge.timing import StopRule, Timing, TimingSettings, clock_name
 
-# Each span of the judge's clock beyond the worker's (trusted_clock_findings)
+# Each call's span of the judge's clock beyond the worker's reported time (trusted_times)
 # is the same work for the candidate as for eager on the same inputs. The
-# candidate's (median ms per call) may pass eager's by this ratio, plus a slack,
+# candidate's (each call's) may pass eager's (the round's median) by this ratio, plus a slack,
 # plus a fraction of its own reported time (on a CPU, the Triton interpreter's
 # garbage is collected between calls). The slack is what honest solutions
 # differ by on the H200 and the 2-core CPU machine: docs/guard.md.
@@ -72,16 +71,15 @@ class Call:
     seed: int
     kind: str  # "warmup", "timed" or "settle" (after a check: CallDriver._settles)
     recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
-    judge_ms: float = 0.0  # the judge's clock: seed sent -> call reported returned
-    digest_ms: float = 0.0  # the judge's clock: call reported returned -> its fingerprints reported
+    judge_ms: float = 0.0  # the judge's clock: the inputs' draw asked for -> the output read by the trusted side
     clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
     host_ms: float = 0.0  # the worker's host clock around the synchronised call
-    fingerprint: dict[str, str] | None = None  # of the output, and of the inputs after the call
-    saved: Path | None = None  # the file the worker saved the call to, when the judge asked
-    devices: dict[str, str] | None = None  # each output tensor's device, as the worker saved it
-    layout: dict[str, Any] | None = None  # the output's layout in a device buffer, where it handed one over
-    comparison: Any = None  # the reference's check of the saved call (a compare.Comparison)
-    checked_at: float = 0.0  # the judge's clock when the check of the saved call ended
+    devices: dict[str, str] | None = None  # each output tensor's device, as the worker reported it
+    layout: dict[str, Any] | None = None  # the output's layout in the worker's shared buffer
+    inputs_changed: bool = False  # the trusted side found the shared inputs changed after the call
+    checked: bool = False  # the judge picked it for the reference to check
+    comparison: Any = None  # the reference's check of the call (a compare.Comparison)
+    checked_at: float = 0.0  # the judge's clock when the check ended
 
 
 def timed_calls(calls: list[Call]) -> list[Call]:
@@ -96,15 +94,14 @@ def replayed_calls(calls: list[Call], settling: bool = True) -> list[Call]:
 
 
 class Checks:
-    """Which calls of a series the judge asks to be saved: every one (trials) or,
-    for timed rounds, a secret random few, about ``per_round`` of the timed calls
-    (from the pace so far and what is left of the budget) and at least one; in timed
-    rounds the ``settle`` calls after each check are neither timed nor checked
-    (what one returns counts for nothing, and its inputs are no timed call's): the first after a check,
-    and the next within SETTLE_SECONDS of its end, ``settle`` calls at most."""
+    """Which calls of a series the judge has checked: every one (trials) or, for timed rounds,
+    a secret random few, about ``per_round`` of the timed calls (from the pace so far and what
+    is left of the budget) and at least one; in timed rounds the ``settle`` calls after each
+    check are neither timed nor checked (what one returns counts for nothing, and its inputs
+    are no timed call's): the first after a check, and the next within SETTLE_SECONDS of its
+    end, ``settle`` calls at most. The choice is made after the call's output was read."""
 
-    def __init__(self, directory: Path, prefix: str, every: bool = False, per_round: float = CHECKS_PER_ROUND):
-        self.directory, self.prefix = directory, prefix
+    def __init__(self, every: bool = False, per_round: float = CHECKS_PER_ROUND):
         self.every, self.per_round = every, per_round
         self.settle = 0 if every else SETTLE_CALLS
         self._random = random.SystemRandom()
@@ -117,15 +114,12 @@ class Checks:
         if call.kind == "warmup":
             return self._random.random() < 1.0 / max(1, rule.settings.warmup_calls)
         timed = timed_calls(calls)
-        if last and not any(c.saved for c in timed[:-1]):
+        if last and not any(c.checked for c in timed[:-1]):
             return True
         pace_ms = statistics.fmean(c.judge_ms for c in timed)
         left = max(0.0, rule.budget_end - time.monotonic()) * 1000 / max(pace_ms, 1e-3)
         expected = min(rule.settings.max_calls, max(rule.settings.min_calls, len(timed) + left))
         return self._random.random() < self.per_round / expected
-
-    def path(self, call: Call) -> Path:
-        return self.directory / f"{self.prefix}-{call.index}.pt"
 
 
 def record_index(calls: int) -> int | None:
@@ -144,21 +138,40 @@ def record_index(calls: int) -> int | None:
     return random.SystemRandom().randrange(1 if calls > 1 else 0, calls)
 
 
+class TrustedSide(Protocol):
+    """Where a candidate's calls get their inputs and leave their outputs: the reference worker,
+    which draws each call's inputs into memory it shares with the candidate's process and reads
+    each output back into its own (kbench.judge.reference.ReferenceExchange)."""
+
+    def draw(self, seed: int) -> dict[str, Any]:
+        """The inputs of ``seed`` drawn and shared: the ``go`` order's fields for the candidate."""
+
+    def read(self, done: dict[str, Any]) -> dict[str, Any]:
+        """The output the candidate reported ``done`` copied into the reference; its answer."""
+
+
 class CallDriver:
     """Drives one ``calls`` command of a worker (pass it to ``Worker.request``).
 
+    Each call has three steps, in this order, and the judge's clock runs from the first to
+    the last: the trusted side draws the call's inputs into shared memory (``draw``), the
+    worker makes the call on them and packs its output into shared memory (``go``), the
+    trusted side copies the output out (``read``). A candidate's draws and reads are made by
+    ``trusted`` (the reference worker) while the candidate waits; a worker timing itself
+    (``trusted`` None: eager, a compiled column) is ordered to draw and read its own calls, the
+    very same steps, so that the judge's clock sees the same work around both.
+
     ``seeds`` gives each call's seed (a ``SeedFeed``: fresh, or those another
-    worker was timed on); ``rule`` says how many calls; ``checks`` which to save;
+    worker was timed on); ``rule`` says how many calls; ``checks`` which to check, each
+    checked by ``on_saved`` right after its read, before the next call (off the budget);
     ``on_call`` is told of each call as it is handed out, before the judge's clock
-    for it starts (a progress display of the trials); ``on_saved`` checks each
-    saved call and returns the comparison; ``on_finding`` hears of a call whose
+    for it starts (a progress display of the trials); ``on_finding`` hears of a call whose
     output the worker saw was not plain tensors before its clock stopped
-    (``output-subclass``; unheard, as for the reference, it is let be).
+    (``output-subclass``) and of one that changed its inputs (``input-mutated``).
     With ``record``, one call, picked in secret (``random.SystemRandom``) among
     the series' first ``min_calls`` (all of a trial series) but the first
     (``record_index``), is the one the worker is told to record the operations
-    of (``record_at``): the recorded call is one of the judged calls, at a place
-    only the judge knows. ``kinds``: each call's kind as another series had it
+    of (``record_at``). ``kinds``: each call's kind as another series had it
     (eager's replay of a candidate's round, its settling calls included) instead
     of the rule's; the rule still counts them.
 
@@ -171,19 +184,19 @@ class CallDriver:
                  deadline: float | None = None, on_call: Callable[[Call], None] | None = None,
                  on_saved: Callable[[Call], Any] | None = None, *,
                  on_finding: Callable[[Finding], None] | None = None, record: bool = False,
-                 kinds: list[str] | None = None):
+                 kinds: list[str] | None = None, trusted: TrustedSide | None = None):
         self.rule = StopRule(settings, deadline)
         self.kinds = None if kinds is None else list(kinds)
         self.deadline = deadline if deadline is not None else float("inf")
         self.seeds = seeds
         self.checks = checks
+        self.trusted = trusted
         self.calls: list[Call] = []
         self.finished = False
         self.final: dict[str, Any] = {}  # the worker's answer once the judge said stop
-        self.open: Call | None = None  # handed out, not yet reported
+        self.open: Call | None = None  # handed out, not yet read
+        self._step = ""  # the open call's step the worker is at: "draw", "go" or "read"
         self._sent_at = 0.0
-        self._called_at: float | None = None  # when the open call was reported returned
-        self._upcoming: str | None = None  # the next call's kind, decided before a save is asked for
         self.on_call = on_call
         self.on_saved = on_saved
         self.on_finding = on_finding
@@ -195,95 +208,102 @@ class CallDriver:
         received = time.monotonic() if received is None else received
         if self.finished:
             raise WorkerLost("forged", "the worker asked for more calls after the judge said stop")
-        if "called" in report:
-            self._called(report["called"], received)
-            return {"digest": True}
-        if "done" in report:
-            call = self._reported(report["done"], received)
-            self._upcoming = self._next_kind()
-            if self.checks is not None and self.checks.wanted(call, self.rule, self.calls, self._upcoming is None):
-                call.saved = self.checks.path(call)
-                return {"save": str(call.saved)}
-        elif "saved" in report:
-            self._saved(report["saved"])
-        elif self.open is not None:
-            raise ProtocolViolation(Finding(
-                "input-feed", f"the worker asked for another call's inputs before reporting call {self.open.index}"))
-        elif self.calls:
-            raise WorkerLost("protocol", "the worker asked for an order twice")
+        steps = [key for key in ("ready", "done", "read") if key in report]
+        if self.open is None:
+            if steps or self.calls:
+                raise WorkerLost("protocol" if not steps else "forged",
+                                 "the worker asked for an order twice" if not steps else
+                                 "the worker reported a call the judge did not hand out")
+            return self._hand_out(self._next_kind())
+        expected = {"draw": "ready", "go": "done", "read": "read"}[self._step]
+        if steps != [expected]:
+            if not steps:
+                raise ProtocolViolation(Finding(
+                    "input-feed", f"the worker asked for another call before call {self.open.index} was read"))
+            raise WorkerLost("protocol", f"the worker reported {steps} where the judge waited for {expected!r}")
+        if expected == "ready":
+            return self._go(_fields(report["ready"], "draw"))
+        if expected == "done":
+            done = self._done(report["done"])
+            if self.trusted is None:
+                self._step = "read"
+                return {"read": {"layout": done["layout"]}}
+            read = self.trusted.read(done)
+            received = time.monotonic()
         else:
-            self._upcoming = self._next_kind()
-        return self._hand_out(received)
+            read = _fields(report["read"], "read")
+        return self._read(read, received)
 
     def _next_kind(self) -> str | None:
         if self.kinds is not None:
             return self.kinds.pop(0) if self.kinds else None
         return self.rule.next_call()
 
-    def _called(self, called: Any, received: float) -> None:
+    def _hand_out(self, kind: str | None) -> dict[str, Any]:
+        """The next call (of ``kind``), or stop; the judge's clock for it starts as its draw is asked for."""
+        if kind is None:
+            self.finished = True
+            return {"stop": True}
+        index = len(self.calls)
+        if kind == "timed" and self._settles(time.monotonic()):
+            kind = "settle"
+        self.open = Call(index=index, seed=self.seeds(), kind=kind, recorded=index == self.record_at)
+        if self.on_call is not None:
+            self.on_call(self.open)
+        self._sent_at = time.monotonic()
+        if self.trusted is None:
+            self._step = "draw"
+            return {"draw": self.open.seed}
+        return self._go(self.trusted.draw(self.open.seed))
+
+    def _go(self, drawn: dict[str, Any]) -> dict[str, Any]:
+        self._step = "go"
+        order: dict[str, Any] = {"go": {key: drawn.get(key) for key in ("layout", "fresh", "capacity")}}
+        if self.open.recorded:
+            order["go"]["record"] = True
+        return order
+
+    def _done(self, done: Any) -> dict[str, Any]:
+        """The worker's report of the open call: its clock's readings, its output's layout."""
         call = self.open
-        if call is None or self._called_at is not None:
-            raise WorkerLost("forged", "the worker reported a call the judge did not hand out")
-        if not isinstance(called, dict):
+        done = _fields(done, "call")
+        call.clock_ms = reading(done.get("clock_ms"), f"call {call.index}'s clock")
+        call.host_ms = reading(done.get("host_ms"), f"call {call.index}'s host clock")
+        layout, devices = done.get("layout"), done.get("devices")
+        if not isinstance(layout, dict) or not isinstance(devices, dict) \
+                or not all(isinstance(v, str) for v in devices.values()):
             raise WorkerLost("protocol", "malformed call report")
-        call.clock_ms = reading(called.get("clock_ms"), f"call {call.index}'s clock")
-        call.host_ms = reading(called.get("host_ms"), f"call {call.index}'s host clock")
-        odd = called.get("output")
+        call.layout, call.devices = layout, dict(devices)
+        odd = done.get("output")
         if odd is not None:
             if not isinstance(odd, str):
                 raise WorkerLost("protocol", "malformed call report")
             if self.on_finding is not None:
                 self.on_finding(Finding("output-subclass", f"call {call.index}: {odd[:300]} (seen before its clock "
                                         "stopped)"))
-        self._called_at = received
+        return done
 
-    def _reported(self, done: Any, received: float) -> Call:
+    def _read(self, read: dict[str, Any], received: float) -> dict[str, Any]:
+        """The open call's output read by the trusted side: the judge's clock for it stops; the
+        call is counted, checked if the judge picks it, and the next one handed out."""
         call = self.open
-        if call is None or self._called_at is None:
-            raise WorkerLost("forged", "the worker reported fingerprints of a call it did not report")
-        fingerprints = {key: done.get(key) for key in ("output", "inputs")} if isinstance(done, dict) else {}
-        if not (fingerprints and all(isinstance(f, str) for f in fingerprints.values())):
-            raise WorkerLost("protocol", "malformed call report")
-        call.fingerprint = fingerprints
-        call.judge_ms = (self._called_at - self._sent_at) * 1000
-        call.digest_ms = (received - self._called_at) * 1000
-        self.open, self._called_at = None, None
+        call.judge_ms = (received - self._sent_at) * 1000
+        call.inputs_changed = read.get("inputs_changed") is True
+        self.open, self._step = None, ""
         self.calls.append(call)
         self.rule.record(call.kind, call.clock_ms, call.host_ms)
-        return call
-
-    def _saved(self, saved: Any) -> None:
-        last = self.calls[-1] if self.calls else None
-        if last is None or last.saved is None or last.devices is not None:
-            raise WorkerLost("forged", "the worker reported a save the judge did not ask for")
-        devices, layout = (saved.get("devices"), saved.get("layout")) if isinstance(saved, dict) else (None, None)
-        if not isinstance(devices, dict) or not isinstance(layout, (dict, type(None))) \
-                or not all(isinstance(v, str) for v in devices.values()):
-            raise WorkerLost("protocol", "malformed save report")
-        last.devices = dict(devices)
-        last.layout = layout
-        if self.on_saved is not None:
-            started = time.monotonic()
-            last.comparison = self.on_saved(last)
-            self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
-        last.checked_at = time.monotonic()
-
-    def _hand_out(self, now: float) -> dict[str, Any]:
-        """The next call's seed (the judge's clock starts now), or stop."""
-        if self._upcoming is None:
-            self.finished = True
-            return {"stop": True}
-        index, kind = len(self.calls), self._upcoming
-        if kind == "timed" and self._settles(now):
-            kind = "settle"
-        self.open = Call(index=index, seed=self.seeds(), kind=kind, recorded=index == self.record_at)
-        order: dict[str, Any] = {"seed": self.open.seed}
-        if self.open.recorded:
-            order["record"] = True
-        if self.on_call is not None:
-            self.on_call(self.open)
-        self._sent_at = time.monotonic()
-        return order
+        if call.inputs_changed and self.on_finding is not None:
+            self.on_finding(Finding("input-mutated", f"call {call.index}: the shared inputs after the call are not "
+                                    "those the trusted side drew (changed during forward)"))
+        upcoming = self._next_kind()
+        if self.checks is not None and self.checks.wanted(call, self.rule, self.calls, upcoming is None):
+            call.checked = True
+            if self.on_saved is not None:
+                started = time.monotonic()
+                call.comparison = self.on_saved(call)
+                self.rule.budget_end = min(self.rule.budget_end + time.monotonic() - started, self.deadline)
+            call.checked_at = time.monotonic()
+        return self._hand_out(upcoming)
 
     def _settles(self, now: float) -> bool:
         """Whether the next call, handed out at ``now``, settles: it comes within ``checks.settle``
@@ -292,20 +312,27 @@ class CallDriver:
         checks = self.checks
         if checks is None or checks.settle <= 0:
             return False
-        checked = next((c for c in reversed(self.calls[-checks.settle:]) if c.saved), None)
+        checked = next((c for c in reversed(self.calls[-checks.settle:]) if c.checked), None)
         return checked is not None and (checked is self.calls[-1] or now - checked.checked_at < SETTLE_SECONDS)
 
     def timed(self) -> list[Call]:
         return timed_calls(self.calls)
 
     def saved(self) -> list[Call]:
-        return [c for c in self.calls if c.saved is not None]
+        """The calls the reference checked."""
+        return [c for c in self.calls if c.checked]
 
     def timing(self, device: str, final: dict[str, Any]) -> Timing:
         """The distribution of the timed calls, built here from the reports, with the judge's own times."""
         overhead = final.get("overhead_ms")
         overhead = float(overhead) if is_reading(overhead) else None
         return self.rule.timing(clock_name(device), overhead, [c.judge_ms for c in self.timed()])
+
+
+def _fields(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise WorkerLost("protocol", f"malformed {what} report")
+    return value
 
 
 def is_reading(value: Any) -> bool:
@@ -329,67 +356,62 @@ def reading(value: Any, what: str) -> float:
     return float(value)
 
 
-def trusted_clock_findings(candidate: list[list[Call]], eager: list[list[Call]],
-                           device: str) -> tuple[dict[str, float], list[Finding]]:
-    """What the candidate's clock said, held against the judge's, and findings;
-    ``candidate`` and ``eager`` are the timed calls of each round, eager's on the
-    same inputs right after the candidate's.
+def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
+                  device: str) -> tuple[list[list[float]], dict[str, float], list[Finding]]:
+    """Each of the candidate's timed calls' time as the judge accepts it, round by round, what
+    the spans measured, and findings; ``candidate`` and ``eager`` are the timed calls of each
+    round, eager's on the same inputs right after the candidate's, made the same way.
 
-    Per call the judge sees two spans: seed sent -> call reported returned,
-    which holds the worker's clock reading plus drawing the inputs, the L2
-    flush and a message each way; and call returned -> fingerprints reported.
-    Neither the excess of the first over the reported time nor the second
-    depends on who computes: eager on the same inputs sets what each may be
-    (median ms per call). Work done before the clock starts (a profile hook on
-    the input draw), a forged or edited time, or work finished after the call
-    claimed to return (deferred computation) shows as a larger span. A call
-    cannot take longer on the worker's clock than the judge saw pass.
-
-    The spans are compared round by round, each against eager's of the same
-    round (the same load on the machine, moments apart), and a span is
-    suspect only when it passes its bound in every round: a cheat does its
-    trick in every call, a burst of load on the machine lands in some rounds.
-    """
+    For every call the judge's clock runs from asking the trusted side for its inputs to the
+    trusted side's copy of its output: whatever the candidate's process did for that call, in
+    forward or anywhere else, lies inside it. Beyond the time the worker's clock reported, the
+    span holds the draw, the flush, the packing, the copies and the messages, which eager's
+    calls of the same round hold too (their median excess). A call whose span passes the
+    reported time by more than eager's excess allows (``trusted_clock_limit``) is timed by the
+    judge's clock instead: its span less eager's excess. Call by call, so that work moved to a
+    different place in each call cannot hide behind medians; no rejection, since a candidate
+    gains nothing by it, and an honest call delayed by the machine only loses a little of its
+    own time (a flag says how many calls, with the first one's readings)."""
     findings = []
+    accepted: list[list[float]] = []
+    replaced: list[tuple[int, Call, float]] = []
+    for index, cand in enumerate(candidate):
+        base = eager[index] if index < len(eager) else []
+        excess = statistics.median(c.judge_ms - c.clock_ms for c in base) if base else 0.0
+        times = []
+        for call in cand:
+            if call.judge_ms - call.clock_ms > trusted_clock_limit(excess, call.clock_ms, device):
+                times.append(call.judge_ms - excess)
+                replaced.append((index, call, excess))
+            else:
+                times.append(call.clock_ms)
+        accepted.append([max(t, MIN_CALL_MS) for t in times])
     calls = [c for round_calls in candidate for c in round_calls]
+    base_calls = [c for round_calls in eager for c in round_calls]
+    measured: dict[str, float] = {"calls_timed_by_judge": float(len(replaced))}
+    for name, series in (("candidate", calls), ("eager", base_calls)):
+        if series:
+            measured[f"{name}_excess_ms"] = statistics.median(c.judge_ms - c.clock_ms for c in series)
+    if replaced:
+        index, call, excess = replaced[0]
+        findings.append(Finding(
+            "trusted-clock",
+            f"{len(replaced)} of {len(calls)} timed calls took longer on the judge's clock than their reported time "
+            f"and eager's excess allow, and were timed by the judge's clock instead (first: call {call.index} of "
+            f"round {index}, {call.clock_ms:.4g} ms reported, {call.judge_ms:.4g} ms seen, eager's excess "
+            f"{excess:.4g} ms)"))
     impossible = [c for c in calls if c.clock_ms > c.judge_ms * 1.01 + 0.01]
     if impossible:
         c = impossible[0]
         findings.append(Finding("trusted-clock", f"{len(impossible)} call(s) reported more time than the judge "
                                 f"saw pass (call {c.index}: {c.clock_ms:.4g} ms reported in {c.judge_ms:.4g} ms)"))
-    pairs = [(cand, base) for cand, base in zip(candidate, eager) if cand and base]
-    if not pairs:
-        return {}, findings
-    measured = {}
-    for name, span in SPANS.items():
-        measured[f"candidate_{name}"] = statistics.median(map(span, calls))
-        measured[f"eager_{name}"] = statistics.median(span(c) for _, base in pairs for c in base)
-        rounds = []  # per round: (candidate's median span, eager's, the bound)
-        for cand, base in pairs:
-            base_ms = statistics.median(map(span, base))
-            limit = trusted_clock_limit(base_ms, statistics.median(c.clock_ms for c in cand), device)
-            rounds.append((statistics.median(map(span, cand)), base_ms, limit))
-        if all(cand_ms > limit for cand_ms, _, limit in rounds):
-            cand_ms, base_ms, limit = min(rounds, key=lambda r: r[0] - r[2])  # the round closest to its bound
-            where = ("before or around its timed window, beyond what its clock reported" if name == "excess_ms"
-                     else "after the call returned, until its fingerprints came")
-            findings.append(Finding(
-                "trusted-clock",
-                f"in every one of {len(rounds)} round(s) the judge's clock saw more per call {where} than eager's "
-                f"on the same inputs allows; at the closest, {cand_ms:.4g} ms against {base_ms:.4g} ms for eager "
-                f"(at most {limit:.4g} ms allowed): work done outside the timed window",
-            ))
-    return measured, findings
+    return accepted, measured, findings
 
 
-# The two spans of a call the judge holds against eager's (trusted_clock_findings).
-SPANS: dict[str, Callable[[Call], float]] = {
-    "excess_ms": lambda c: c.judge_ms - c.clock_ms,  # the call's span beyond its reported time
-    "digest_ms": lambda c: c.digest_ms,  # the call reported returned -> its fingerprints reported
-}
+MIN_CALL_MS = 1e-6  # a call's time is never taken as zero (a speedup divides by it)
 
 
 def trusted_clock_limit(eager_excess_ms: float, candidate_ms: float, device: str) -> float:
-    """The most the judge's clock may see beyond the candidate's, per call (ms)."""
+    """The most the judge's clock may see beyond the candidate's reported time, per call (ms)."""
     kind = "cuda" if device.startswith("cuda") else "cpu"
     return TRUSTED_RATIO[kind] * eager_excess_ms + TRUSTED_SLACK_MS[kind] + TRUSTED_FRACTION[kind] * candidate_ms

@@ -26,7 +26,7 @@ from kbench.core.verdict import Trial, Verdict
 from kbench.judge import background, tracebacks
 from kbench.judge.answers import failure_phase, recorded_call, reported_findings, seconds
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
-from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_clock_findings
+from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_times
 from kbench.judge.compare import Comparison
 from kbench.judge.confirmation import confirmed
 from kbench.judge.devices import gpu_turn, resolve_device
@@ -35,13 +35,15 @@ from kbench.judge.guard.reported import reference_op_findings, speed_of_light_fi
 from kbench.judge.guard.static import check_source
 from kbench.judge.pairs import most_pairs, sampled
 from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.reference import REFERENCE_TIMEOUT, ReferenceSide, SeedFeed, TimedSeries, calls_message
+from kbench.judge.reference import (
+    REFERENCE_TIMEOUT, ReferenceExchange, ReferenceSide, SeedFeed, TimedSeries, calls_message,
+)
 from kbench.judge.repeatability import widen
 from kbench.judge.rounds import RoundPlan
 from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
 from kbench.judge.sides import Sides, candidate_checkout
 from kbench.judge.spares import Spares, current, evaluation_workers, for_pairs
-from kbench.judge.timing import TimingSettings, check_settings, pooled
+from kbench.judge.timing import TimingSettings, check_settings, pooled, with_samples
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
@@ -223,7 +225,7 @@ class _Evaluation:
         settings = replace(self.timing_settings, warmup_calls=0, warmup_seconds=0.0, min_calls=len(seeds),
                            max_calls=len(seeds), target_rel_error=0.0, budget_seconds=self.timeout)
         driver = self._candidate_calls(reference, candidate, f"running the {what}s", settings, SeedFeed(seeds),
-                                       Checks(self.tmp, what.replace(" ", "-"), every=True),
+                                       Checks(every=True),
                                        on_call=lambda call: self.tell(f"{what} {call.index + 1} of {len(seeds)}"),
                                        on_check=lambda call: self.tell(f"checking {what} {call.index + 1} of {len(seeds)}"),
                                        record=record)
@@ -275,7 +277,7 @@ class _Evaluation:
         each round the reference checks the timed calls the judge picked in it.
         What drifts between processes and over time then moves both sides of
         the speedup alike (docs/timing.md). The judge's clock around every call
-        bounds both workers' clocks (trusted_clock_findings).
+        bounds the time each of the candidate's calls is taken to have (trusted_times).
         """
         plan = RoundPlan(self.timing_settings, self.deadline - CHECK_MARGIN_SECONDS, self.device,
                          self.sides.decide_at if self.sides else None)
@@ -313,10 +315,11 @@ class _Evaluation:
             finally:
                 for worker in (w for w in workers.values() if w is not reference):
                     worker.close()
-        excess, findings = trusted_clock_findings([series.timed() for series in cand_rounds],
-                                                  [series.timed() for series in base_series["eager"]], self.device)
+        accepted, excess, findings = trusted_times([series.timed() for series in cand_rounds],
+                                                   [series.timed() for series in base_series["eager"]], self.device)
         self._consider(findings)
-        self._record_timings([series.timing.to_dict() for series in cand_rounds], base_rounds, cached)
+        self._record_timings([with_samples(series.timing, times).to_dict()
+                              for series, times in zip(cand_rounds, accepted)], base_rounds, cached)
         self.record["timing"].update(excess)
 
     def _candidate_round(self, reference: Worker, candidate: Worker, settings: TimingSettings,
@@ -327,7 +330,7 @@ class _Evaluation:
             raise _Verdict("timeout", "no time left to measure within the time limit")
         with self._phase("timing"):
             driver = self._candidate_calls(reference, candidate, "timing the solution", settings, SeedFeed(),
-                                           Checks(self.tmp, f"round{index}"), index)
+                                           Checks(), index)
         return TimedSeries(driver.timing(self.device, driver.final), driver.calls)
 
     def _check_round(self, timed: TimedSeries, index: int) -> None:
@@ -364,27 +367,21 @@ class _Evaluation:
                          on_call: Callable[[Call], None] | None = None,
                          on_check: Callable[[Call], None] = lambda call: None,
                          record: bool = False) -> CallDriver:
-        """A series of the candidate's calls, driven from here (kbench.judge.calls), each
-        saved call checked by the reference as it is saved (``on_check`` told first)."""
+        """A series of the candidate's calls, driven from here (kbench.judge.calls), their inputs drawn
+        and their outputs read by the reference, each call the judge picks checked by the reference
+        right after its read (``on_check`` told first)."""
         def check(call: Call) -> Comparison:
             on_check(call)
-            return self._check_call(reference, candidate, call, f"checking call {call.index} of {what}")
+            return self._check_call(reference, call, f"checking call {call.index} of {what}")
 
         driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check,
-                            on_finding=lambda finding: self._consider([finding]), record=record)
+                            on_finding=lambda finding: self._consider([finding]), record=record,
+                            trusted=ReferenceExchange(self.reference_side, reference, candidate))
         try:
             driver.final = self._ask_candidate(candidate, what, calls_message(settings, round_index), driver)
         except ProtocolViolation as violation:
             self._consider([violation.finding])
             raise WorkerLost("protocol", violation.finding.text()) from violation
-        except _Verdict as verdict:
-            last = driver.open or (driver.calls[-1] if driver.calls else None)
-            if verdict.phase == "problem" and last is not None:
-                # The problem's own code failed in the candidate's process: if it
-                # fails in the reference's too, alone, the problem is at fault.
-                candidate.close()
-                self.reference_side.ask(reference, what, {"op": "record", "seed": last.seed})
-            raise
         self._consider(reported_findings(driver.final))
         if strays := candidate.strays():
             self._consider([Finding("threads", f"{len(strays)} process(es) the solution started still running after "
@@ -403,15 +400,11 @@ class _Evaluation:
             raise failure from None
         return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
 
-    def _check_call(self, reference: Worker, candidate: Worker, call: Call, what: str) -> Comparison:
-        """The reference checks a call the candidate saved: what it handed over is
-        what the call reported, the inputs are as drawn, the output is right."""
-        answer = self.reference_side.check_call(reference, candidate, call, self.problem.tolerance, what)
-        self.handover.add("file" if call.layout is None else "device")
+    def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
+        """The reference checks the output of a call it read: the output is right."""
+        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what)
+        self.handover.add("device memory" if self.device.startswith("cuda") else "shared memory")
         self.record["tolerance"].update(answer["tolerance"])
-        if answer.get("inputs_changed"):
-            self._consider([Finding("input-mutated", "the inputs after the call are not those its seed draws "
-                                    "(changed during forward, or before it)")])
         return Comparison(**answer["comparison"])
 
     # --- the guard's judge-side rules -------------------------------------

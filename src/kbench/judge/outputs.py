@@ -1,31 +1,24 @@
-"""Outputs between workers: a candidate saves a call, the reference checks it.
+"""A call's inputs and output between workers, and the reference's check of an output.
 
-Right after every call a worker reports fingerprints of its output and of its
-inputs as they are after the call (``fingerprint``), before it can know
-whether the judge will ask for that call. When asked, it hands the output
-over, with each tensor's original device beside it: on a GPU, packed into a
-device buffer whose file descriptor the judge passes to the reference
-(``pack_output``, kbench.judge.vmm: nothing leaves the GPU), elsewhere as a
-``torch.save`` file of plain tensors (moved to the CPU, subclasses stripped),
-which the reference loads with ``weights_only=True`` (never unpickling
-arbitrary objects). The reference copies what it was handed into memory of
-its own, checks it holds what was fingerprinted (nothing computed after the
-call can pass), that the inputs' fingerprint is that of the inputs it draws
-from the same seed, and compares the output on its own device, so the
-expected output never leaves the reference's process.
+Each call's inputs are drawn by the trusted side (the reference worker), packed into memory it
+shares with the candidate's process (``pack_output``, ``copy_packed``, kbench.judge.exchange),
+and seen there as views of that memory (``unpack_output`` with ``copy=False``). The candidate
+packs each call's output the same way into memory of its own that the reference maps; right
+after the call the reference copies it out into its own memory (``unpack_output``), and
+fingerprints the shared inputs again (``fingerprint``) to see whether the call changed them.
+When the judge picks the call for a check, the reference computes the expected output on the
+same seed and compares it with its copy (``check_held``), so neither the expected output nor
+the comparison is ever within the candidate's reach.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
-import stat
 import sys
 from contextlib import contextmanager
 from dataclasses import asdict
-from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,32 +34,21 @@ except ImportError:  # no Triton: a GPU's digest sums with PyTorch, copying
     _gpu_block_sums = None
 
 
-def check_saved_call(expected: Any, drawn_inputs: str, msg: dict[str, Any], handed_over: Callable[[], Any]
-                     ) -> dict[str, Any]:
-    """Check the candidate's saved call against ``expected`` (computed here, from
-    inputs whose fingerprint as drawn is ``drawn_inputs``): what ``handed_over()``
-    returns (the output, in this process's own memory) is what the call reported,
-    its inputs were left as drawn, the output matches."""
+def check_held(expected: Any, held: Any, msg: dict[str, Any]) -> dict[str, Any]:
+    """Check the output the reference copied out of the candidate's memory right after its call
+    (``held``: the output, or the exception reading it raised) against ``expected``, computed here
+    on the same seed."""
     expected_devices = describe_devices(expected)
     tolerances = {
         dtype_name(leaf.dtype): tolerance_for(leaf.dtype, msg["tolerance"])
         for _, leaf in leaves(expected)[0]
         if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex())
     }
-    reported = msg["fingerprint"]
-    inputs_changed = drawn_inputs != reported.get("inputs")
-    try:
-        actual = handed_over()
-        saved = fingerprint(actual)
-    except Exception as exc:  # whatever the candidate wrote, it is not a readable output
-        result = Comparison(False, "output", f"the output could not be read back ({type(exc).__name__}: {exc})")
+    if isinstance(held, BaseException):  # whatever the candidate wrote, it is not a readable output
+        result = Comparison(False, "output", f"the output could not be read back ({type(held).__name__}: {held})")
     else:
-        if saved != reported.get("output"):
-            result = Comparison(False, "saved-output", "the saved output is not the one the call reported "
-                                "when it returned (computed or changed afterwards)")
-        else:
-            result = compare_outputs(expected, actual, expected_devices, msg["candidate_devices"], msg["tolerance"])
-    return {"comparison": asdict(result), "tolerance": tolerances, "inputs_changed": inputs_changed}
+        result = compare_outputs(expected, held, expected_devices, msg["candidate_devices"], msg["tolerance"])
+    return {"comparison": asdict(result), "tolerance": tolerances}
 
 
 def fingerprint(value: Any, where: str = "output") -> str:
@@ -285,58 +267,17 @@ def _torch_sums_by_index(block: torch.Tensor) -> list[tuple[int, int]]:
     return [tuple(pair) for pair in torch.stack(sums).tolist()]
 
 
-def load_file(path: Path, device: torch.device) -> Any:
-    """A saved output, read once and removed."""
-    try:
-        with _candidate_file(path) as stream:
-            return torch.load(stream, map_location=device, weights_only=True)
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _candidate_file(path: Path) -> BinaryIO:
-    """The candidate's output file, opened only if it is a plain file of its own: a
-    link (to a file the reference can read and the candidate cannot) or a FIFO
-    (that would hang the reference, and the problem would take the blame) is refused."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError("not a regular file")
-    return os.fdopen(fd, "rb")
-
-
 def describe_devices(out: Any) -> dict[str, str]:
     return {where: str(leaf.device) for where, leaf in leaves(out)[0] if isinstance(leaf, torch.Tensor)}
-
-
-def save_output(out: Any, path: Path) -> dict[str, str]:
-    """Save an output, moved to the CPU, and return each tensor's original device."""
-
-    def to_cpu(node: Any, where: str) -> Any:
-        if isinstance(node, torch.Tensor):
-            return _plain(node).to("cpu")
-        if isinstance(node, (tuple, list)):
-            return type(node)(to_cpu(x, f"{where}[{i}]") for i, x in enumerate(node))
-        if isinstance(node, dict):
-            return {k: to_cpu(node[k], f"{where}[{k!r}]") for k in sorted(node, key=str)}
-        if node is None or isinstance(node, (bool, int, float, complex, str)):
-            return node
-        raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
-
-    with phase("output"):
-        devices = describe_devices(out)
-        torch.save(to_cpu(out, "output"), path)
-    return devices
 
 
 PACK_ALIGNMENT = 256  # bytes: every tensor starts where any dtype may be viewed
 
 
 def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]]]:
-    """The output's layout (JSON: its structure, and per tensor the byte offset,
-    dtype, shape and device) and its tensors with their offsets, for a candidate to
-    copy into one shareable device buffer (``copy_packed``). The layout's ``nbytes``
-    is the buffer's size."""
+    """The layout of a call's output (or inputs) (JSON: its structure, and per tensor the byte
+    offset, dtype, shape and order in memory) and its tensors with their offsets, to copy into
+    one shared buffer (``copy_packed``). The layout's ``nbytes`` is the buffer's size."""
     tensors: list[tuple[int, torch.Tensor]] = []
     end = 0
 
@@ -366,7 +307,7 @@ def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]
 
 
 def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
-    """Each tensor's bytes into ``buffer`` (uint8, on the device) at its offset."""
+    """Each tensor's bytes into ``buffer`` (uint8) at its offset, finished before it returns."""
     with phase("output"):
         for offset, tensor in tensors:
             raw = tensor.reshape(-1).view(torch.uint8)  # contiguous: pack_output's memory order
@@ -375,11 +316,11 @@ def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -
             torch.cuda.synchronize(buffer.device)
 
 
-def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
-    """(Reference) the output ``layout`` describes, copied out of ``buffer`` (the
-    candidate's, mapped here: ``vmm.imported`` waits for the copies before it lets
-    the mapping go) into this process's own memory. Whatever the layout says is
-    checked against the buffer: ValueError when it does not fit."""
+def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = True) -> Any:
+    """The structure ``layout`` describes, copied out of ``buffer`` (another process's, mapped
+    here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,
+    in the candidate's process). Whatever the layout says is checked against the buffer:
+    ValueError when it does not fit."""
 
     def build(node: Any) -> Any:
         if not isinstance(node, dict) or len(node) != 1:
@@ -398,8 +339,9 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor) -> Any:
             if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
                 raise ValueError(f"a tensor outside the buffer: {body!r}")
             in_memory = buffer[offset:offset + nbytes].view(dtype).reshape([shape[d] for d in order])
-            # Back to the candidate's own layout (clone keeps a dense tensor's strides).
-            return in_memory.permute([order.index(d) for d in range(len(shape))]).clone()
+            # Back to the writer's own layout (clone keeps a dense tensor's strides).
+            view = in_memory.permute([order.index(d) for d in range(len(shape))])
+            return view.clone() if copy else view
         if kind in ("tuple", "list") and isinstance(body, list):
             return (tuple if kind == "tuple" else list)(build(x) for x in body)
         if kind == "dict" and isinstance(body, list):

@@ -28,7 +28,6 @@ from kbench.judge.baselines import (
     driver_version,
 )
 from kbench.judge.calls import Call, CallDriver, replayed_calls, timed_calls
-from kbench.judge.compare import Comparison
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import Finding
 from kbench.judge.process import Worker, WorkerLost
@@ -39,7 +38,7 @@ from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
 REFERENCE_TIMEOUT = 600.0
-HANDOVER_SECONDS = 5.0  # for a saved output's descriptor to come, once its save is reported
+HANDOVER_SECONDS = 5.0  # for a shared buffer's descriptor to come, once it is reported sent
 
 
 def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32",
@@ -291,27 +290,9 @@ class ReferenceSide:
             if series is not None:
                 series.setdefault(column, []).append(measured)
 
-    def check_call(self, reference: Worker, candidate: Worker, call: Call, tolerance: dict[str, Any],
-                   what: str) -> dict[str, Any]:
-        """The reference's check of a call the candidate saved (kbench.judge.outputs.check_saved_call).
-        A device buffer's descriptor goes from the candidate's socket to the reference's first."""
-        if call.layout is not None:
-            fd = vmm.receive_fd(candidate.handles, timeout=HANDOVER_SECONDS)
-            if fd is None:
-                failed = Comparison(False, "output", "the output's device buffer never came")
-                return {"comparison": asdict(failed), "tolerance": {}}
-            try:
-                vmm.send_fd(reference.handles, fd)
-            except OSError:
-                pass  # the reference is gone: asking it, below, says so as a problem error
-            finally:
-                os.close(fd)
-        message = {
-            "op": "compare", "seed": call.seed, "candidate_path": str(call.saved),
-            "candidate_devices": call.devices or {}, "fingerprint": call.fingerprint, "tolerance": tolerance,
-        }
-        if call.layout is not None:  # its descriptor was passed to the reference's socket just before
-            message["layout"] = call.layout
+    def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
+        """The reference's check of the call whose output it read last (kbench.judge.outputs.check_held)."""
+        message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance}
         return self.ask(reference, what, message)
 
     def fails_alone(self, size: str) -> bool:
@@ -425,3 +406,37 @@ class ReferenceSide:
         for column, notes in self.notes.items():
             baselines[column]["not_used"] = notes
         return baselines, speedup, intervals
+
+
+class ReferenceExchange:
+    """The reference worker as the trusted side of a candidate's calls (``calls.TrustedSide``):
+    it draws each call's inputs into memory it shares with the candidate's process, and copies
+    each output out of the candidate's shared memory into its own; a new buffer's descriptor
+    passes through the judge, from one worker's handles socket to the other's."""
+
+    def __init__(self, side: ReferenceSide, reference: Worker, candidate: Worker):
+        self.side, self.reference, self.candidate = side, reference, candidate
+
+    def draw(self, seed: int) -> dict[str, Any]:
+        answer = self.side.ask(self.reference, "drawing a call's inputs", {"op": "draw", "seed": seed, "share": True})
+        return {**answer, "fresh": answer.get("fresh") is True and _relay(self.reference, self.candidate)}
+
+    def read(self, done: dict[str, Any]) -> dict[str, Any]:
+        fresh = done.get("fresh") is True and _relay(self.candidate, self.reference)
+        message = {"op": "read", "layout": done.get("layout"), "fresh": fresh, "capacity": done.get("capacity")}
+        return self.side.ask(self.reference, "reading a call's output", message)
+
+
+def _relay(source: Worker, to: Worker) -> bool:
+    """One descriptor from ``source``'s handles socket to ``to``'s; False when none came."""
+    fd = vmm.receive_fd(source.handles, timeout=HANDOVER_SECONDS)
+    if fd is None:
+        return False
+    try:
+        to.handles.settimeout(HANDOVER_SECONDS)  # a worker that never reads its socket blocks no one
+        vmm.send_fd(to.handles, fd)
+    except OSError:
+        return False  # the receiving worker is gone or deaf: what it does next without the buffer is its own
+    finally:
+        os.close(fd)
+    return True

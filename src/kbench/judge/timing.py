@@ -158,6 +158,14 @@ def summarize(
     )
 
 
+def with_samples(timing: Timing, samples: list[float]) -> Timing:
+    """``timing`` with each call's time replaced (the times the judge accepts: calls.trusted_times)."""
+    if len(samples) != len(timing.samples_ms):
+        raise ValueError(f"{len(samples)} times for {len(timing.samples_ms)} calls")
+    return summarize(timing.clock, samples, timing.host_samples_ms, timing.warmup_calls, timing.stop_reason,
+                     timing.settings, timing.overhead_ms, timing.judge_samples_ms)
+
+
 def pooled(rounds: list[dict[str, Any]]) -> Timing:
     """One distribution from the calls of every round (each a ``Timing.to_dict()``)."""
     return summarize(
@@ -302,15 +310,18 @@ class Clock:
 
 
 class TimedCall:
-    """One call the protocol's way: inputs staged, the L2 flushed, everything
+    """One call the protocol's way: inputs staged, the L2 flushed (in a worker, by the trusted
+    side after it drew the inputs, so here only after a graph's staging copy), everything
     synchronised, the call clocked. Every call a worker makes for the judge
     (trial, timed, checked or recorded) is one of these: nothing tells them apart.
     Each output is inspected before the clock stops (kbench.judge.plain)."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
-                 stage: Callable[[list[Any]], Callable[[], Any]] | None = None, lead_us: float = 0.0):
+                 stage: Callable[[list[Any]], Callable[[], Any]] | None = None, lead_us: float = 0.0,
+                 flush: bool = True):
         self.clock = Clock(device, lead_us)
-        self.flush = CacheFlusher(device)
+        self.device = device
+        self.flush = CacheFlusher(device) if flush else None
         self.stage = stage or (lambda args: functools.partial(forward, *args))
         self.overhead_ms = statistics.median(self.clock.time_call(lambda: None)[0] for _ in range(OVERHEAD_CALLS))
         self.not_plain: str | None = None  # of the last call's output: why it is not plain tensors
@@ -320,10 +331,11 @@ class TimedCall:
         """(clock ms, host ms, output) of one call on ``args``; ``watch`` (the
         recorded call's watchers) is entered after the flush, around the clock."""
         call = self.stage(args)
-        self.flush()
+        if self.flush is not None:
+            self.flush()
         with watch or contextlib.nullcontext():
             clock_ms, host_ms, (out, self.not_plain) = self.clock.time_call(functools.partial(_inspected, call))
-        if self.flush.device.type == "cuda":  # nothing it marked persisting outlives the call (a baseline comes next)
+        if self.device.type == "cuda":  # nothing it marked persisting outlives the call (a baseline comes next)
             reset_persisting_lines()
         return clock_ms, host_ms, out
 

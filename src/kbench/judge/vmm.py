@@ -163,21 +163,33 @@ class ExportedBuffer:
         self._mapping.close()
 
 
+class ImportedBuffer:
+    """The allocation behind ``fd`` (another process's), mapped here until ``close``: its first
+    ``nbytes`` as a uint8 tensor. The caller keeps and closes ``fd``."""
+
+    def __init__(self, fd: int, nbytes: int, device: int):
+        torch.cuda.init()
+        handle = ctypes.c_ulonglong()
+        _check(_cuda().cuMemImportFromShareableHandle(ctypes.byref(handle), ctypes.c_void_p(fd), POSIX_FD),
+               "importing the buffer")
+        self._mapping = _Mapping(handle.value, _round_up(nbytes, device), device)
+        self.nbytes = nbytes
+
+    def tensor(self) -> torch.Tensor:
+        return self._mapping.tensor(self.nbytes)
+
+    def close(self) -> None:
+        self._mapping.close()
+
+
 @contextmanager
 def imported(fd: int, nbytes: int, device: int) -> Iterator[torch.Tensor]:
-    """The allocation behind ``fd`` (another process's), its first ``nbytes`` as a uint8
-    tensor here, for the duration; unmapped and released afterwards. The caller
-    keeps and closes ``fd``."""
-    torch.cuda.init()
-    size = _round_up(nbytes, device)
-    handle = ctypes.c_ulonglong()
-    _check(_cuda().cuMemImportFromShareableHandle(ctypes.byref(handle), ctypes.c_void_p(fd), POSIX_FD),
-           "importing the buffer")
-    mapping = _Mapping(handle.value, size, device)
+    """An ``ImportedBuffer``'s tensor for the duration; unmapped and released afterwards."""
+    buffer = ImportedBuffer(fd, nbytes, device)
     try:
-        yield mapping.tensor(nbytes)
+        yield buffer.tensor()
     finally:
-        mapping.close()
+        buffer.close()
 
 
 def available(device: torch.device) -> bool:

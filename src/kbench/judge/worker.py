@@ -13,18 +13,26 @@ Commands:
 - ``build``: import the solution and, given the problem, make its model on the
   CPU (warms the extension cache; kbench.judge.builds);
 - ``resize``: the problem at another size and a new model for it;
+- ``draw`` (reference): a call's inputs for a seed, drawn here and packed into
+  memory shared with the candidate's process (kbench.judge.exchange), then the
+  caches flushed: the candidate never runs the problem's input function;
+- ``read`` (reference): right after a call, its output copied out of the
+  candidate's shared memory into this process's own, and the shared inputs
+  fingerprinted again (were they changed?);
 - ``calls``: a series of calls driven by the judge (kbench.judge.calls): for
-  each, the worker asks for the next order: a seed (draw the inputs, make one
-  ``timing.TimedCall``, report its times and the fingerprint of its output and
-  inputs), ``save`` (hand the last call's output over: kbench.judge.outputs)
-  or ``stop``. Trials, timed calls and checked calls are all made this way;
+  each, the worker asks for the next order: ``go`` (make one
+  ``timing.TimedCall`` on views of the shared inputs, pack the output into
+  shared memory, report the clock's reading) or ``stop``; a reference timing
+  itself (eager, a compiled column) is also ordered to ``draw`` and ``read``
+  its own calls, the very same steps as for a candidate. Trials, timed calls
+  and checked calls are all made this way;
 - ``record`` (reference): one call, neither timed nor checked, with the aten
   operations recorded. A candidate's operations are recorded in one of its
   judged calls instead (an order ``{"seed": ..., "record": true}``, at a place
   the judge picks in secret among the trials): the same ``TimedCall``, flush
   and stack as every other call, with the recorder and the runtime guard's
   watchers entered around its clock;
-- ``compare`` (reference): check a candidate's saved call against the
+- ``compare`` (reference): check the output last read against the
   reference's output for the same seed (kbench.judge.outputs);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 - ``probe`` (reference): a one-element kernel's round trips, to see whether the
@@ -53,7 +61,7 @@ from typing import Any
 
 import torch
 
-from kbench.judge import baselines, graphs, problem_checks, state, timing, vmm, wire
+from kbench.judge import baselines, graphs, problem_checks, state, timing, wire
 from kbench.judge.devices import device_name
 from kbench.judge.failure import Failure, phase
 from kbench.judge.guard import captures
@@ -61,17 +69,8 @@ from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, Ru
 from kbench.judge.loading import (
     cast, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
 )
-from kbench.judge.outputs import (
-    check_saved_call,
-    copy_packed,
-    describe_devices,
-    fingerprint,
-    load_file,
-    pack_output,
-    save_output,
-    unpack_output,
-    warm_digest,
-)
+from kbench.judge.exchange import Inbox, Outbox
+from kbench.judge.outputs import check_held, copy_packed, describe_devices, fingerprint, pack_output, unpack_output, warm_digest
 from kbench.judge.quiet import launch_round_trips_ms
 from kbench.suite.problem import Problem, import_problem
 
@@ -101,9 +100,17 @@ class Session:
         self.captured_launches: LaunchWatch | None = None  # and its kernels' launches there
         self.recorded: dict[str, Any] | None = None  # the recorded call's operations and findings, in its series
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
-        self.handles: socket.socket | None = None  # device buffers' descriptors, to and from the judge
-        self.shares = False  # whether outputs are handed over in device buffers (kbench.judge.vmm)
-        self.handed_over: vmm.ExportedBuffer | None = None  # the last output handed over, until the next order
+        self.handles: socket.socket | None = None  # shared buffers' descriptors, to and from the judge
+        self.role = "reference"
+        # kbench.judge.exchange: the inputs this worker draws (reference), or maps (candidate); each
+        # call's output as written here, and (reference) the candidate's output mapped
+        self.inputs_out: Outbox | None = None
+        self.inputs_in: Inbox | None = None
+        self.outputs_out: Outbox | None = None
+        self.outputs_in: Inbox | None = None
+        self.flusher: timing.CacheFlusher | None = None  # the caches flushed after each draw
+        self.drawn: dict[str, Any] | None = None  # the last draw's layout and its inputs' fingerprint
+        self.held: Any = None  # the last call's output as read (or why it could not be)
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -112,6 +119,9 @@ class Session:
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
+        self.role = msg["role"]
+        self.inputs_out, self.outputs_out = Outbox(self.device), Outbox(self.device)
+        self.inputs_in, self.outputs_in = Inbox(self.device), Inbox(self.device)
         torch.set_grad_enabled(False)
         started = time.monotonic()
         with phase("problem"):
@@ -133,7 +143,6 @@ class Session:
             self.model_class = import_solution(Path(msg["solution_path"]))
         imported = time.monotonic()
         self._build_model(msg["init_seed"])
-        self.shares = msg["role"] == "candidate" and self.handles is not None and vmm.available(self.device)
         return {
             "ok": True,
             "import_seconds": imported - started,
@@ -221,8 +230,8 @@ class Session:
 
     def calls(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Calls as the judge orders them, each one ``timing.TimedCall`` on the
-        inputs of the seed it sends, whatever the call is for. The last call's
-        output and inputs are kept (and can be saved) only until the next order."""
+        inputs the trusted side drew, whatever the call is for. A worker timing
+        itself (a reference) is ordered to draw and read its own calls as well."""
         settings = timing.TimingSettings(**msg["settings"])
         with phase("forward"):
             if settings.cuda_graph and self.graphed is None:
@@ -237,29 +246,29 @@ class Session:
             if settings.new_placement_per_round and msg.get("round") is not None:
                 self.spacer = None
                 self.spacer = timing.new_placement(self.device, int(msg["round"]))
+            # The caches are flushed by the trusted side after each draw; a graph's staging copy comes
+            # after that, and is flushed here.
             call = timing.TimedCall(self.timed, self.device, self.graphed.stage if self.graphed else None,
-                                    settings.launch_lead_us)
+                                    settings.launch_lead_us, flush=self.graphed is not None)
         # Outside every span the judge clocks: the garbage collected, what is alive frozen out of the
         # collector's way (a full collection inside a call's spans read as work outside its window).
         gc.collect()
         gc.freeze()
         if self.guard:  # what produces this series' reports, as it is before any of its calls
-            self.guard.pin("worker.call", call, ("clock", "flush", "stage", "overhead_ms"))
+            self.guard.pin("worker.call", call, ("clock", "stage", "overhead_ms"))
             self.guard.pin("worker.call.clock", call.clock, None)
-            self.guard.pin("worker.call.flush", call.flush, None)
-        last: Any = None
         self.recorded = None
         report: dict[str, Any] = {"ok": True, "need": "order"}
         while True:
             order = self._order_from_judge(report)
-            self._let_go()
-            if "save" in order:
-                report = {"ok": True, "need": "order", "saved": self._hand_over(last, Path(order["save"]))}
-                continue
-            last = None  # the judge asks for a call's output before the next call, or never
-            if "seed" not in order:
+            if "draw" in order and self.role == "reference":
+                report = {"ok": True, "need": "order", "ready": self.draw({"seed": order["draw"]})}
+            elif "read" in order and self.role == "reference":
+                report = {"ok": True, "need": "order", "read": self.read({**order["read"], "own": True})}
+            elif "go" in order:
+                report = {"ok": True, "need": "order", "done": self._one_call(call, order["go"])}
+            else:
                 break
-            report, last = self._one_call(call, int(order["seed"]), bool(order.get("record")))
         self._release_cached_memory()
         findings = self.guard.state_findings() if self.guard else []
         answer = {"ok": True, "clock": call.clock.name, "overhead_ms": call.overhead_ms,
@@ -268,50 +277,76 @@ class Session:
             answer["recorded"] = self.recorded
         return answer
 
-    def _hand_over(self, out: Any, path: Path) -> dict[str, Any]:
-        """The last call's output, for the reference: in a device buffer whose
-        descriptor goes to the judge, or else (no room on the device for a
-        copy) in the file ``path``."""
-        if not self.shares:
-            return {"devices": save_output(out, path)}
-        layout, tensors = pack_output(out)
-        try:
-            self.handed_over = vmm.ExportedBuffer(layout["nbytes"], self.device.index or 0)
-            copy_packed(tensors, self.handed_over.tensor())
-        except (vmm.CudaError, torch.OutOfMemoryError):
-            self._let_go()
-            return {"devices": save_output(out, path)}
-        fd = self.handed_over.export()
-        try:
-            vmm.send_fd(self.handles, fd)
-        finally:
-            os.close(fd)
-        return {"devices": describe_devices(out), "layout": layout}
+    def draw(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """(Reference) the inputs of ``msg["seed"]``, drawn here and packed into the shared inputs
+        buffer (its descriptor sent to the judge when the candidate's process does not hold it yet,
+        with ``share``), their fingerprint kept, the caches flushed."""
+        args = self.inputs(int(msg["seed"]))
+        layout, tensors = pack_output(args)
+        self.inputs_out.reserve(layout["nbytes"])
+        shared = self.inputs_out.tensor(layout["nbytes"])
+        copy_packed(tensors, shared)
+        del args, tensors
+        self.drawn = {"layout": layout, "inputs": fingerprint(unpack_output(layout, shared, copy=False), "inputs")}
+        fresh = bool(msg.get("share")) and self.inputs_out.share(self.handles)
+        if self.flusher is None:
+            self.flusher = timing.CacheFlusher(self.device)
+        self.flusher()
+        self._sync()
+        return {"layout": layout, "fresh": fresh, "capacity": self.inputs_out.capacity}
 
-    def _let_go(self) -> None:
-        if self.handed_over is not None:
-            self.handed_over.close()
-            self.handed_over = None
+    def read(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """(Reference) the output of the call just made, copied out of the writer's shared buffer
+        (the candidate's; with ``own``, this worker's) into memory of this process's own, and held
+        for a check; and whether the call left the shared inputs as they were drawn."""
+        layout = msg.get("layout")
+        try:
+            if not isinstance(layout, dict) or not isinstance(layout.get("nbytes"), int):
+                raise ValueError("malformed layout")
+            if msg.get("own"):
+                source = self.outputs_out.tensor(layout["nbytes"])
+            else:
+                if msg.get("fresh"):
+                    self.outputs_in.adopt(self.handles, msg.get("capacity"))
+                source = self.outputs_in.tensor(layout["nbytes"])
+            self.held = None
+            self.held = unpack_output(layout, source)
+        except Exception as exc:  # noqa: BLE001 - an output that cannot be read is the candidate's answer
+            self.held = exc
+        drawn = self.drawn or {}
+        inputs = unpack_output(drawn["layout"], self.inputs_out.tensor(drawn["layout"]["nbytes"]), copy=False)
+        changed = fingerprint(inputs, "inputs") != drawn.get("inputs")
+        self._sync()
+        return {"ok": True, "inputs_changed": changed}
 
-    def _one_call(self, call: timing.TimedCall, seed: int, record: bool = False) -> tuple[dict[str, Any], Any]:
-        """One call: reported as soon as it returns (the judge stamps its clock),
-        with what its output is if not plain tensors, then its fingerprints
-        once the judge acknowledges. The recorded call is this same call with
-        the watchers entered around its clock."""
-        args = self.inputs(seed)
-        recording = RecordedCall(self.guard, args, self.model) if record else None
+    def _one_call(self, call: timing.TimedCall, go: dict[str, Any]) -> dict[str, Any]:
+        """One call on views of the shared inputs, its output packed into this worker's shared
+        buffer (its descriptor sent when new to the reference); reported with its clock's readings.
+        The recorded call is this same call with the watchers entered around its clock."""
+        layout = go["layout"]
+        if self.role == "reference":
+            source = self.inputs_out.tensor(layout["nbytes"])
+        else:
+            if go.get("fresh"):
+                self.inputs_in.adopt(self.handles, go["capacity"])
+            source = self.inputs_in.tensor(layout["nbytes"])
+        args = unpack_output(layout, source, copy=False)
+        recording = RecordedCall(self.guard, args, self.model) if go.get("record") else None
         with phase("forward"):
             clock_ms, host_ms, out = call(args, recording)
-        called: dict[str, Any] = {"clock_ms": clock_ms, "host_ms": host_ms}
+        with phase("output"):
+            packed, tensors = pack_output(out)
+            self.outputs_out.reserve(packed["nbytes"])
+            copy_packed(tensors, self.outputs_out.tensor(packed["nbytes"]))
+            fresh = self.role != "reference" and self.outputs_out.share(self.handles)
+            done: dict[str, Any] = {"clock_ms": clock_ms, "host_ms": host_ms, "layout": packed, "fresh": fresh,
+                                    "capacity": self.outputs_out.capacity, "devices": describe_devices(out)}
         if call.not_plain is not None:
-            called["output"] = call.not_plain
-        self._order_from_judge({"ok": True, "need": "order", "called": called})
+            done["output"] = call.not_plain
         if recording is not None:
             captured = (self.captured_ops, self.captured_launches) if self.graphed and self.captured_launches else None
             self.recorded = {"ops": recording.ops(captured), "findings": self._findings(recording.findings(out, captured))}
-        with phase("output"):
-            digests = {"output": fingerprint(out), "inputs": fingerprint(args, "inputs")}
-        return {"ok": True, "need": "order", "done": digests}, out
+        return done
 
     def record(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) one call apart from the judged ones, with its aten operations
@@ -322,31 +357,14 @@ class Session:
         return {"ok": True, "ops": sorted(recorder.ops), "findings": []}
 
     def compare(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """(Reference) the expected output for the call's seed, and the
-        candidate's saved call checked against it, here. A device buffer's
-        descriptor (sent just before the command) is taken first, whatever
-        happens next, so that a later check never finds this one's."""
-        fd = vmm.receive_fd(self.handles, timeout=10.0) if "layout" in msg else None
-        try:
-            args = self.inputs(msg["seed"])
-            drawn = fingerprint(args, "inputs")  # before the reference's own forward could change them
-            out = self.forward(args)
-            checked = check_saved_call(out, drawn, msg, lambda: self._handed_to_me(msg, fd))
-        finally:
-            if fd is not None:
-                os.close(fd)
+        """(Reference) the expected output for the call's seed, and the output last
+        read (``read``) checked against it, here."""
+        args = self.inputs(msg["seed"])
+        out = self.forward(args)
+        checked = check_held(out, self.held, msg)
         del args, out
         self._release_cached_memory()
         return {"ok": True, **checked}
-
-    def _handed_to_me(self, msg: dict[str, Any], fd: int | None) -> Any:
-        """(Reference) the candidate's output the judge passed on, in this process's memory."""
-        if "layout" not in msg:
-            return load_file(Path(msg["candidate_path"]), self.device)
-        if fd is None:
-            raise ValueError("no device buffer came with the output")
-        with vmm.imported(fd, int(msg["layout"]["nbytes"]), self.device.index or 0) as buffer:
-            return unpack_output(msg["layout"], buffer)
 
     def _order_from_judge(self, report: dict[str, Any]) -> dict[str, Any]:
         """Report, and wait for the judge's next order."""
@@ -411,6 +429,8 @@ def main(argv: list[str]) -> None:
         "calls": session.calls,
         "record": session.record,
         "compare": session.compare,
+        "draw": lambda msg: {"ok": True, **session.draw(msg)},
+        "read": session.read,
         "audit": lambda msg: problem_checks.audit_in_worker(session, msg),
         "probe": lambda msg: {"ok": True, "round_trips_ms": launch_round_trips_ms(session.device)},
     }

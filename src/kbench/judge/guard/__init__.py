@@ -35,8 +35,9 @@ RULES: dict[str, str] = {
     "timer-mismatch": "the host clock saw much more time than the CUDA events (work hidden from the timer)",
     "speed-of-light": "faster than the problem's operation and byte counts allow on this GPU",
     "timed-call-check": "a timed call the judge picked in secret after it ran has a wrong output",
-    "input-feed": "the inputs of another call asked for before this one was reported (to precompute outputs)",
-    "trusted-clock": "the judge's own clock saw more time per call than the candidate reported, beyond eager's excess",
+    "input-feed": "another call asked for before this one's output was read (the protocol's order broken)",
+    "trusted-clock": "the judge's own clock saw more time in a call than the candidate reported, beyond eager's "
+                     "excess: that call is timed by the judge's clock",
     "gpu-busy": "the GPU stayed busy after the candidate's processes were stopped, before a baseline was timed",
     "reference-op": "forward executes every compute operation the reference does (it calls PyTorch)",
     "torch-compute": "forward computes with PyTorch operations instead of the solution's kernels (beyond the "
@@ -48,7 +49,10 @@ RULES: dict[str, str] = {
 }
 
 # Rules that only ever flag: evidence for a reviewer, never proof of cheating.
-ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case"}
+ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case",
+               # The judge's clock bounds every call's time (kbench.judge.calls.trusted_times): a call that
+               # reported too little is timed by that clock instead, so these describe, they do not decide.
+               "trusted-clock", "timer-mismatch"}
 
 # Rules every policy but ``off`` enforces: no honest kernel ever breaks them.
 INTEGRITY = {
@@ -63,11 +67,9 @@ INTEGRITY = {
     "output-subclass",
     "output-aliases-input",
     "input-mutated",
-    "timer-mismatch",
     "speed-of-light",
     "timed-call-check",
     "input-feed",
-    "trusted-clock",
     "gpu-busy",
     "results-channel",
     "forged-report",
