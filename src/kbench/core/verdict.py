@@ -70,7 +70,7 @@ class Verdict:
     dtype: str = "float32"
     # The candidate's confinement (kbench.judge.sandbox): {"kind": "bubblewrap", ...}, or kind "none".
     sandbox: dict[str, Any] = field(default_factory=dict)
-    # How checked outputs reached the reference: ["device"] (a GPU buffer, kbench.judge.vmm), ["file"], or both.
+    # How outputs reached the reference: ["device"] (GPU memory shared by descriptor, kbench.judge.exchange) or ["shared memory"].
     handover: list[str] = field(default_factory=list)
     # Rejections that noise could have made, each measured again before the verdict
     # (kbench.judge.confirmation): the reasons seen first, whatever the second evaluation said.

@@ -403,7 +403,7 @@ class _Evaluation:
     def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
         """The reference checks the output of a call it read: the output is right."""
         answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what)
-        self.handover.add("device memory" if self.device.startswith("cuda") else "shared memory")
+        self.handover.add("device" if self.device.startswith("cuda") else "shared memory")
         self.record["tolerance"].update(answer["tolerance"])
         return Comparison(**answer["comparison"])
 

@@ -277,33 +277,42 @@ PACK_ALIGNMENT = 256  # bytes: every tensor starts where any dtype may be viewed
 def pack_output(out: Any) -> tuple[dict[str, Any], list[tuple[int, torch.Tensor]]]:
     """The layout of a call's output (or inputs) (JSON: its structure, and per tensor the byte
     offset, dtype, shape and order in memory) and its tensors with their offsets, to copy into
-    one shared buffer (``copy_packed``). The layout's ``nbytes`` is the buffer's size."""
+    one shared buffer (``copy_packed``). The layout's ``nbytes`` is the buffer's size. (No
+    closure recursing into itself here or in ``unpack_output``: such a cycle keeps every call's
+    tensors alive until the garbage collector next runs, gigabytes a call on a GPU.)"""
     tensors: list[tuple[int, torch.Tensor]] = []
-    end = 0
-
-    def describe(node: Any, where: str) -> Any:
-        nonlocal end
-        if isinstance(node, torch.Tensor):
-            plain = _plain(node)
-            offset = end
-            end = offset + -(-plain.numel() * plain.element_size() // PACK_ALIGNMENT) * PACK_ALIGNMENT
-            order, data = memory_order(plain)
-            tensors.append((offset, data))
-            described = [offset, str(plain.dtype).removeprefix("torch."), list(plain.shape)]
-            return {"tensor": described if order is None else [*described, order]}
-        if isinstance(node, (tuple, list)):
-            return {type(node).__name__: [describe(x, f"{where}[{i}]") for i, x in enumerate(node)]}
-        if isinstance(node, dict):
-            if not all(isinstance(k, (str, int)) for k in node):
-                raise Failure("output", f"{where} is a dict with keys other than strings and integers")
-            return {"dict": [[k, describe(node[k], f"{where}[{k!r}]")] for k in sorted(node, key=str)]}
-        if node is None or isinstance(node, (bool, int, float, str)):
-            return {"value": node}
-        raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
-
     with phase("output"):
-        tree = describe(out, "output")
+        tree, end = _described(out, "output", tensors, 0)
     return {"tree": tree, "nbytes": max(end, 1)}, tensors
+
+
+def _described(node: Any, where: str, tensors: list[tuple[int, torch.Tensor]], end: int) -> tuple[Any, int]:
+    """``node``'s layout, its tensors appended to ``tensors`` from byte ``end`` on; and the new end."""
+    if isinstance(node, torch.Tensor):
+        plain = _plain(node)
+        offset = end
+        end = offset + -(-plain.numel() * plain.element_size() // PACK_ALIGNMENT) * PACK_ALIGNMENT
+        order, data = memory_order(plain)
+        tensors.append((offset, data))
+        described = [offset, str(plain.dtype).removeprefix("torch."), list(plain.shape)]
+        return {"tensor": described if order is None else [*described, order]}, end
+    if isinstance(node, (tuple, list)):
+        items = []
+        for i, x in enumerate(node):
+            item, end = _described(x, f"{where}[{i}]", tensors, end)
+            items.append(item)
+        return {type(node).__name__: items}, end
+    if isinstance(node, dict):
+        if not all(isinstance(k, (str, int)) for k in node):
+            raise Failure("output", f"{where} is a dict with keys other than strings and integers")
+        items = []
+        for k in sorted(node, key=str):
+            item, end = _described(node[k], f"{where}[{k!r}]", tensors, end)
+            items.append([k, item])
+        return {"dict": items}, end
+    if node is None or isinstance(node, (bool, int, float, str)):
+        return {"value": node}, end
+    raise Failure("output", f"{where} is a {type(node).__name__}, not a tensor")
 
 
 def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
@@ -321,33 +330,35 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = Tru
     here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,
     in the candidate's process). Whatever the layout says is checked against the buffer:
     ValueError when it does not fit."""
+    return _built(layout["tree"], buffer, copy)
 
-    def build(node: Any) -> Any:
-        if not isinstance(node, dict) or len(node) != 1:
-            raise ValueError("malformed layout")
-        (kind, body), = node.items()
-        if kind == "tensor":
-            if not isinstance(body, list) or len(body) not in (3, 4):
-                raise ValueError(f"malformed tensor in the layout: {body!r}")
-            offset, name, shape = body[:3]
-            order = body[3] if len(body) == 4 else list(range(len(shape)))
-            dtype = getattr(torch, str(name), None)
-            if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape) \
-                    or sorted(order) != list(range(len(shape))):
-                raise ValueError(f"malformed tensor in the layout: {body!r}")
-            nbytes = dtype.itemsize * math.prod(shape)
-            if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
-                raise ValueError(f"a tensor outside the buffer: {body!r}")
-            in_memory = buffer[offset:offset + nbytes].view(dtype).reshape([shape[d] for d in order])
-            # Back to the writer's own layout (clone keeps a dense tensor's strides).
-            view = in_memory.permute([order.index(d) for d in range(len(shape))])
-            return view.clone() if copy else view
-        if kind in ("tuple", "list") and isinstance(body, list):
-            return (tuple if kind == "tuple" else list)(build(x) for x in body)
-        if kind == "dict" and isinstance(body, list):
-            return {key: build(value) for key, value in body}
-        if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
-            return body
-        raise ValueError(f"malformed layout node {kind!r}")
 
-    return build(layout["tree"])
+def _built(node: Any, buffer: torch.Tensor, copy: bool) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        raise ValueError("malformed layout")
+    (kind, body), = node.items()
+    if kind == "tensor":
+        if not isinstance(body, list) or len(body) not in (3, 4):
+            raise ValueError(f"malformed tensor in the layout: {body!r}")
+        offset, name, shape = body[:3]
+        order = body[3] if len(body) == 4 else list(range(len(shape)))
+        dtype = getattr(torch, str(name), None)
+        if not isinstance(dtype, torch.dtype) or not all(isinstance(n, int) and n >= 0 for n in shape) \
+                or sorted(order) != list(range(len(shape))):
+            raise ValueError(f"malformed tensor in the layout: {body!r}")
+        nbytes = dtype.itemsize * math.prod(shape)
+        if not isinstance(offset, int) or offset < 0 or offset % PACK_ALIGNMENT or offset + nbytes > len(buffer):
+            raise ValueError(f"a tensor outside the buffer: {body!r}")
+        in_memory = buffer[offset:offset + nbytes].view(dtype).reshape([shape[d] for d in order])
+        # Back to the writer's own layout (clone keeps a dense tensor's strides).
+        view = in_memory.permute([order.index(d) for d in range(len(shape))])
+        return view.clone() if copy else view
+    if kind in ("tuple", "list") and isinstance(body, list):
+        return (tuple if kind == "tuple" else list)(_built(x, buffer, copy) for x in body)
+    if kind == "dict" and isinstance(body, list):
+        return {key: _built(value, buffer, copy) for key, value in body}
+    if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
+        return body
+    raise ValueError(f"malformed layout node {kind!r}")
+
+
