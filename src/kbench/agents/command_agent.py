@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil
@@ -232,7 +233,7 @@ class CommandProvider:
             returncode, timed_out = ran
             output = _tail(log_path, AGENT_LOG_CHARS)
             solution = _read_solution(workspace)
-            usage = _read_usage(workspace)
+            usage, usage_errors = _read_usage(workspace)
             tool_calls = server.calls
         details = {
             "returncode": returncode,
@@ -240,6 +241,7 @@ class CommandProvider:
             "seconds": round(time.monotonic() - started, 3),
             "tool_calls": tool_calls,
             "solution_written": solution is not None,
+            **({"usage_errors": usage_errors} if usage_errors else {}),
         }
         return Reply(
             output,
@@ -335,22 +337,51 @@ def _read_solution(workspace: Path) -> str | None:
     return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-def _read_usage(workspace: Path) -> dict[str, Any]:
-    """The agent's own account of tokens and cost; anything malformed is ignored."""
+# The largest count or cost usage.json may give: what SQLite's 64-bit integers hold. An integer past it
+# stopped the run's store write (issue 57); one past any float stopped ``float()``.
+MAX_USAGE = 2**63 - 1
+
+
+def _read_usage(workspace: Path) -> tuple[dict[str, Any], list[str]]:
+    """The agent's own account of tokens and cost, and what of it was ignored and why: a count that
+    is not a whole number from 0 to MAX_USAGE, a cost that is not a finite number from 0 to
+    MAX_USAGE, a file that is no JSON object. The agent writes this file: nothing in it can stop
+    the run."""
+    raw = read_plain_file(workspace, "usage.json", 100_000)
+    if not raw:  # none left: the agent gives no account
+        return {}, []
     try:
-        data = json.loads(read_plain_file(workspace, "usage.json", 100_000) or b"")
-    except ValueError:
-        return {}
+        data = json.loads(raw)
+    except ValueError as exc:  # no JSON, or digits past the parser's limit
+        return {}, [f"usage.json ignored: {str(exc)[:200]}"]
+    except RecursionError:
+        return {}, ["usage.json ignored: nested too deep"]
     if not isinstance(data, dict):
-        return {}
+        return {}, ["usage.json ignored: not a JSON object"]
     usage: dict[str, Any] = {}
+    errors: list[str] = []
     for key in ("input_tokens", "output_tokens"):
-        if int_or_none(data.get(key)) is not None and data[key] >= 0:
-            usage[key] = data[key]
-    cost = data.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        usage["cost_usd"] = float(cost)
-    return usage
+        if key not in data:
+            continue
+        value = int_or_none(data[key])
+        if value is not None and 0 <= value <= MAX_USAGE:
+            usage[key] = value
+        else:
+            errors.append(f"usage.json: {key} ignored: {_shown(data[key])} is not a count from 0 to {MAX_USAGE}")
+    if "cost_usd" in data:
+        cost = data["cost_usd"]
+        number = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        if number and (cost <= MAX_USAGE if isinstance(cost, int) else math.isfinite(cost)) and 0 <= cost <= MAX_USAGE:
+            usage["cost_usd"] = float(cost)
+        else:
+            errors.append(f"usage.json: cost_usd ignored: {_shown(cost)} is not a cost from 0 to {MAX_USAGE}")
+    return usage, errors
+
+
+def _shown(value: Any) -> str:
+    """A value from usage.json as an error names it, never long (an integer of a million digits)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _absolute_pythonpath() -> dict[str, str]:

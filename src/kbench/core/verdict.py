@@ -85,6 +85,11 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        # Every text a candidate can reach (an exception's message, its output) made encodable, so
+        # that no store, JSON writer or terminal the verdict goes to raises on it (issue 57).
+        for name, value in vars(self).items():
+            if not isinstance(value, (int, float, bool)) and value is not None:
+                object.__setattr__(self, name, encodable(value))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +99,31 @@ class Verdict:
         expected value is 0) is written as the string ``"inf"``, ``"-inf"`` or
         ``"nan"``, which ``float()`` reads back."""
         return json.dumps(replace_non_finite(self.to_dict(), str), allow_nan=False, default=str, **kwargs)
+
+
+def encodable(obj: Any) -> Any:
+    """``obj`` (strings, and dicts, lists, tuples and Trials of them) with every string made
+    encodable as UTF-8: a lone surrogate (``'\\udc80'``, what ``surrogateescape`` makes of a byte
+    that is no UTF-8, or what an escaped JSON string can hold) written as its escape
+    (``\\udc80``), which SQLite, ``json`` with ``ensure_ascii=False`` and a UTF-8 terminal
+    all take. Returns ``obj`` itself where nothing needed it (the common case costs one check)."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return obj.encode("utf-8", "backslashreplace").decode("utf-8")
+        return obj
+    if isinstance(obj, dict):
+        items = [(encodable(key), encodable(value)) for key, value in obj.items()]
+        same = all(k is key and v is value for (k, v), (key, value) in zip(items, obj.items()))
+        return obj if same else dict(items)
+    if isinstance(obj, (list, tuple)):
+        values = [encodable(value) for value in obj]
+        return obj if all(v is value for v, value in zip(values, obj)) else type(obj)(values)
+    if isinstance(obj, Trial) and (encodable(obj.check) is not obj.check or encodable(obj.detail) is not obj.detail):
+        return Trial(obj.index, obj.ok, encodable(obj.check), encodable(obj.detail), obj.max_abs_error,
+                     obj.max_rel_error)
+    return obj
 
 
 def replace_non_finite(obj: Any, replacement: Callable[[float], Any]) -> Any:

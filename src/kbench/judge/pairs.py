@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from kbench.core.verdict import Verdict
-from kbench.judge.repeatability import Z95, between_process_sd
+from kbench.judge.repeatability import Z95, between_process_sd, exp, usable
 from kbench.judge.timing import TimingSettings
 
 # A pair's timing summary: these are combined as geometric means over the pairs (medians, means and
@@ -113,7 +113,7 @@ def combined(verdicts: list[Verdict], repository: bool = False) -> Verdict:
         runtime_ms=timing["median_ms"],
         baselines={column: _combined_baseline([v.baselines.get(column) or {} for v in verdicts])
                    for column in first.baselines},
-        speedup={**first.speedup, **speedup},
+        speedup={**dict.fromkeys(first.speedup), **speedup},  # a column some pair has no speedup for: none
         speedup_interval={column: each[1] for column, each in columns.items()},
         speedup_interval_within={column: each[2] for column, each in columns.items()},
         timing=timing,
@@ -143,10 +143,10 @@ def combined_speedup(speedups: list[float], withins: list[list[float] | None],
     within_below, within_above = (math.sqrt(sum(h * h for h in side)) / count for side in (below, above))
     between = Z95 * between_sd / math.sqrt(count)
     factor = _disagreement(logs, below, above, between_sd)
-    return (math.exp(centre),
-            [math.exp(centre - factor * math.hypot(within_below, between)),
-             math.exp(centre + factor * math.hypot(within_above, between))],
-            [math.exp(centre - within_below), math.exp(centre + within_above)])
+    return (exp(centre),
+            [exp(centre - factor * math.hypot(within_below, between)),
+             exp(centre + factor * math.hypot(within_above, between))],
+            [exp(centre - within_below), exp(centre + within_above)])
 
 
 def _column_speedups(verdicts: list[Verdict], repository: bool) -> dict[str, tuple[float, list[float], list[float]]]:
@@ -158,15 +158,15 @@ def _column_speedups(verdicts: list[Verdict], repository: bool) -> dict[str, tup
 
 
 def _columns(verdicts: list[Verdict]) -> list[str]:
-    """The columns every pair measured a speedup for."""
-    return [column for column, value in verdicts[0].speedup.items()
-            if value and all(v.speedup.get(column) for v in verdicts)]
+    """The columns every pair measured a speedup for (a usable one: finite and above 0)."""
+    return [column for column in verdicts[0].speedup if all(usable(v.speedup.get(column)) for v in verdicts)]
 
 
 def _half_widths(speedup: float, within: list[float] | None) -> tuple[float, float]:
     """How far, in log, a pair's own within-evaluation interval reaches below and above its speedup."""
     low, high = within or (speedup, speedup)
-    return (math.log(speedup / low) if low > 0 else math.inf), math.log(high / speedup)
+    return (math.log(speedup / low) if usable(low) and low <= speedup else math.inf,
+            math.log(high / speedup) if usable(high) and high >= speedup else math.inf)
 
 
 def _disagreement(logs: list[float], below: list[float], above: list[float], between_sd: float) -> float:
@@ -185,7 +185,7 @@ def _combined_baseline(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """A column's baseline record over the pairs: a measured column's time the geometric mean of
     the pairs' (what its speedup is the ratio of); a cached one's, the same in every pair, as it is."""
     first = entries[0]
-    if not all(e.get("source") == "measured" and e.get("runtime_ms") for e in entries):
+    if not all(e.get("source") == "measured" and usable(e.get("runtime_ms")) for e in entries):
         return first
     timing = _combined_timing([e.get("timing") for e in entries])
     return {**first, "runtime_ms": statistics.geometric_mean([e["runtime_ms"] for e in entries]), "timing": timing}
@@ -199,13 +199,12 @@ def _combined_timing(timings: list[dict[str, Any] | None]) -> dict[str, Any] | N
     combined_timing: dict[str, Any] = dict(timings[0])
     for key in GEOMETRIC_FIELDS:
         values = [t.get(key) for t in timings]
-        usable = all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
-        combined_timing[key] = statistics.geometric_mean(values) if usable else None
+        combined_timing[key] = statistics.geometric_mean(values) if all(map(usable, values)) else None
     errors = [t.get("rel_error") for t in timings]
     combined_timing.update(
         min_ms=min(t["min_ms"] for t in timings),
         max_ms=max(t["max_ms"] for t in timings),
-        stdev_ms=math.sqrt(statistics.fmean(t["stdev_ms"] ** 2 for t in timings)),
+        stdev_ms=math.sqrt(statistics.fmean(t["stdev_ms"] * t["stdev_ms"] for t in timings)),
         count=sum(t["count"] for t in timings),
         rel_error=(math.sqrt(sum(e * e for e in errors)) / len(errors)
                    if all(isinstance(e, (int, float)) for e in errors) else None),

@@ -32,7 +32,7 @@ from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import Finding
 from kbench.judge.process import Worker, WorkerLost
 from kbench.judge.quiet import busy_gpu_finding
-from kbench.judge.repeatability import speedup_interval
+from kbench.judge.repeatability import ratio, speedup_interval, usable
 from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
@@ -381,17 +381,22 @@ class ReferenceSide:
         measured_columns = {column: pooled(rounds) for column, rounds in base_rounds.items()}
         bounds = {column: interval([r["samples_ms"] for r in rounds]) for column, rounds in base_rounds.items()}
         eager = measured_columns["eager"]
+        if not usable(candidate.median_ms):  # issue 57: a ratio never divides by a time no call takes
+            raise WorkerLost("protocol", f"the candidate's median time read {candidate.median_ms!r} ms, which no "
+                                         "call takes")
         for column in (*self.columns, *self.code_columns):
             if column in cached:  # eager now over the candidate, times the column over eager as cached
                 entry = cached[column]
-                factor = entry.runtime_ms / entry.eager_ms
+                factor = ratio(entry.runtime_ms, entry.eager_ms)
                 low, high = bounds["eager"]
                 baselines[column] = {
                     "runtime_ms": entry.runtime_ms, "timing": entry.timing, "source": "cache",
                     "cache": {"key": entry.key, "measured_at": entry.measured_at, "eager_ms": entry.eager_ms},
                 }
-                speedup[column] = eager.median_ms / candidate.median_ms * factor
-                intervals[column] = [low * factor, high * factor]
+                eager_speedup = ratio(eager.median_ms, candidate.median_ms)
+                speedup[column] = ratio(eager_speedup * factor, 1.0) if eager_speedup and factor else None
+                if speedup[column] is not None:
+                    intervals[column] = [low * factor, high * factor]
                 continue
             measured, (low, high) = measured_columns[column], bounds[column]
             baselines[column] = {
@@ -399,10 +404,14 @@ class ReferenceSide:
                 "timing": {**measured.summary(), "rounds": [r["median_ms"] for r in base_rounds[column]]},
                 "source": "measured",
             }
-            speedup[column] = measured.median_ms / candidate.median_ms
-            intervals[column] = [low, high]
-            if column != "eager" and column not in self.code_columns:
+            speedup[column] = ratio(measured.median_ms, candidate.median_ms)
+            if speedup[column] is not None:
+                intervals[column] = [low, high]
+            if column != "eager" and column not in self.code_columns and usable(measured.median_ms):
                 self.store(column, measured, eager)
+        for column in (c for c, value in speedup.items() if value is None):
+            self.flags.append(f"no speedup over {column}: its time read {baselines[column]['runtime_ms']!r} ms, "
+                              "which no call takes")
         for column, notes in self.notes.items():
             baselines[column]["not_used"] = notes
         return baselines, speedup, intervals

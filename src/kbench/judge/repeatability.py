@@ -42,6 +42,29 @@ BETWEEN_PROCESS_SD = {"cuda": 0.004, "cpu": 0.05}
 REPOSITORY_BETWEEN_PROCESS_SD = {"cuda": 0.011, "cpu": 0.05}
 
 
+def usable(value: object) -> bool:
+    """A time or a ratio of times that a division or a logarithm may take: a finite number above 0.
+    Zero, NaN and infinite readings (a clock that read nothing, a forged report) are none: every
+    ratio of times here and in kbench.judge.pairs asks this first, so that such a reading gives no
+    speedup (or the widest interval) instead of an exception (issue 57)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def ratio(numerator: object, denominator: object) -> float | None:
+    """``numerator / denominator`` (a speedup: a baseline's time over the candidate's) where both
+    are usable readings and the quotient is too; None otherwise."""
+    if not (usable(numerator) and usable(denominator)):
+        return None
+    value = numerator / denominator  # type: ignore[operator]
+    return value if usable(value) else None
+
+
+def exp(value: float) -> float:
+    """``math.exp`` that gives infinity past the largest float instead of an OverflowError (an
+    interval's bound from readings that differ by hundreds of orders of magnitude)."""
+    return math.exp(value) if value < 709.0 else math.inf
+
+
 def between_process_sd(device: str, repository: bool = False) -> float:
     table = REPOSITORY_BETWEEN_PROCESS_SD if repository else BETWEEN_PROCESS_SD
     return table["cuda" if device.startswith("cuda") else "cpu"]
@@ -52,10 +75,12 @@ def widen(speedup: float, within: list[float], device: str, repository: bool = F
     interval combined, in log space, with the between-process spread (a repository task's
     with ``repository``)."""
     spread = Z95 * between_process_sd(device, repository)
+    if not usable(speedup):  # no speedup: an interval that says nothing
+        return [0.0, math.inf]
     low, high = within
-    below = math.hypot(math.log(speedup / low), spread) if low > 0 else math.inf
-    above = math.hypot(math.log(high / speedup), spread)
-    return [speedup * math.exp(-below), speedup * math.exp(above)]
+    below = math.hypot(math.log(speedup / low), spread) if usable(low) and low <= speedup else math.inf
+    above = math.hypot(math.log(high / speedup), spread) if usable(high) and high >= speedup else math.inf
+    return [speedup * exp(-below), speedup * exp(above)]
 
 
 def speedup_interval(
@@ -78,7 +103,14 @@ def speedup_interval(
     changes from round to round.
     """
     rng = np.random.default_rng(seed)
-    count = min(len(baseline_rounds), len(candidate_rounds))
+    # Readings no clock gives are left out of the rounds: a ratio of times never divides by one.
+    baseline_rounds = [[v for v in r if usable(v)] for r in baseline_rounds]
+    candidate_rounds = [[v for v in r if usable(v)] for r in candidate_rounds]
+    kept = [i for i, (b, c) in enumerate(zip(baseline_rounds, candidate_rounds)) if b and c]
+    baseline_rounds, candidate_rounds = [baseline_rounds[i] for i in kept], [candidate_rounds[i] for i in kept]
+    count = len(kept)
+    if count == 0:
+        return 0.0, math.inf
     chosen = rng.integers(0, count, size=(reps, count)) if over_rounds else np.tile(np.arange(count), (reps, 1))
 
     def replicate_medians(rounds: list[list[float]]) -> np.ndarray:
@@ -113,12 +145,13 @@ def rounds_interval(baseline_rounds: list[list[float]], candidate_rounds: list[l
     What moves from round to round (a GPU's clocks, a workload whose time drifts) is no noise of the
     calls, so the stratified bootstrap cannot see it; a speedup whose rounds disagree is known no better
     than they agree. ``speedup_interval`` is never narrower than this. (inf, -inf) with one round."""
-    logs = [math.log(statistics.median(b) / statistics.median(c))
-            for b, c in zip(baseline_rounds, candidate_rounds) if b and c]
-    if len(logs) < 2 or not all(math.isfinite(v) for v in logs):
+    ratios = [ratio(statistics.median(b), statistics.median(c)) for b, c in zip(baseline_rounds, candidate_rounds)
+              if b and c and all(map(usable, (*b, *c)))]
+    logs = [math.log(r) for r in ratios if r is not None]
+    if len(logs) < 2 or len(logs) < len(ratios):
         return math.inf, -math.inf
     centre, half_width = _t_interval(logs)
-    return math.exp(centre - half_width), math.exp(centre + half_width)
+    return exp(centre - half_width), exp(centre + half_width)
 
 
 def _t_interval(logs: list[float]) -> tuple[float, float]:
@@ -155,10 +188,10 @@ def _round_logs(candidate_ms: list[float], column_ms: list[float], least: int) -
     rounds; None before, and None while any reading is one no clock gives (it settles and decides
     nothing: the rounds go on to max_rounds)."""
     count = min(len(candidate_ms), len(column_ms))
-    readings = (*candidate_ms[:count], *column_ms[:count])
-    if count < least or not all(math.isfinite(v) and v > 0 for v in readings):
+    ratios = [ratio(b, c) for c, b in zip(candidate_ms[:count], column_ms[:count])]
+    if count < least or None in ratios:
         return None
-    return [math.log(b / c) for c, b in zip(candidate_ms[:count], column_ms[:count])]
+    return [math.log(r) for r in ratios]  # type: ignore[arg-type]
 
 
 # Pocock's boundary for up to 15 looks at a two-sided 5% level (2.63) over one look's (1.96): repeated looks

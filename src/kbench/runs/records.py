@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kbench.core.verdict import STATUSES, Verdict, replace_non_finite
+from kbench.core.verdict import STATUSES, Verdict, encodable, replace_non_finite
 from kbench.runs.manifest import Manifest, RunConfig
 
 # Statuses a run records beyond the judge's own.
@@ -85,6 +85,7 @@ class EvaluationRecord:
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        _make_encodable(self)
 
     @classmethod
     def from_verdict(
@@ -152,6 +153,7 @@ class TurnRecord:
     def __post_init__(self) -> None:
         if self.status is not None and self.status not in RUN_STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        _make_encodable(self)
 
     @property
     def final(self) -> bool:
@@ -173,6 +175,14 @@ class RunData:
     evaluations: list[EvaluationRecord]
     turns: list[TurnRecord] = field(default_factory=list)
     superseded: list[EvaluationRecord] = field(default_factory=list)  # verdicts re-judging replaced
+
+
+def _make_encodable(record: Any) -> None:
+    """A record's texts (a reason from an exception's message, a model's reply) made encodable
+    (kbench.core.verdict.encodable), so that printing and storing it never raise."""
+    for name, value in vars(record).items():
+        if isinstance(value, (str, dict, list)):
+            object.__setattr__(record, name, encodable(value))
 
 
 def finite(obj: Any) -> Any:

@@ -79,7 +79,11 @@ class SampleOutcome:
            solution_sha256: str = "") -> "SampleOutcome":
         intervals = (verdict or {}).get("speedup_interval") or {}
         expert = (verdict or {}).get("expert") or {}
-        return cls(status, dict(speedup), {column: bounds[0] for column, bounds in intervals.items() if bounds},
+        # A speedup or bound that is no finite positive number (a stored inf from a time of 0 ms, a NaN)
+        # is no speedup: never fast, never in a geometric mean (issue 57).
+        lows = {column: _number(bounds[0]) if isinstance(bounds, list) and bounds else None
+                for column, bounds in intervals.items()} if isinstance(intervals, dict) else {}
+        return cls(status, {column: _number(value) for column, value in speedup.items()}, lows,
                    style_rules((verdict or {}).get("flags")), solution_sha256, _number(expert.get("speedup")),
                    _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]))
 

@@ -36,6 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kbench.core.verdict import encodable
 from kbench.runs.manifest import Manifest, RunConfig
 from kbench.runs.records import (
     RETRIED_STATUSES,
@@ -133,17 +134,17 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT INTO runs (name, created_at, config, track) VALUES (?, ?, ?, ?)",
-                (run.name, run.created_at, _dumps(asdict(run.config)), run.config.track),
+                _row(run.name, run.created_at, _dumps(asdict(run.config)), run.config.track),
             )
             self.db.executemany(
                 "INSERT INTO problems (run, problem_id, position, level, name, path, sha256, source) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run.name, p.problem_id, p.position, p.level, p.name, p.path, p.sha256, p.source) for p in problems],
+                [_row(run.name, p.problem_id, p.position, p.level, p.name, p.path, p.sha256, p.source) for p in problems],
             )
             self.db.executemany(
                 "INSERT INTO samples (run, problem_id, sample_index, name, origin, sha256, source) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(run.name, s.problem_id, s.index, s.name, s.origin, s.sha256, s.source) for s in samples],
+                [_row(run.name, s.problem_id, s.index, s.name, s.origin, s.sha256, s.source) for s in samples],
             )
             self._insert_session(run.name, 1, manifest)
 
@@ -192,7 +193,7 @@ class Store:
             updated = self.db.execute(
                 "UPDATE samples SET name = ?, origin = ?, sha256 = ?, source = ? "
                 "WHERE run = ? AND problem_id = ? AND sample_index = ?",
-                (sample.name, sample.origin, sample.sha256, sample.source, run_name, sample.problem_id, sample.index),
+                _row(sample.name, sample.origin, sample.sha256, sample.source, run_name, sample.problem_id, sample.index),
             ).rowcount
             if not updated:
                 raise StoreError(f"run {run_name!r} has no sample {sample.index} of {sample.problem_id}")
@@ -216,7 +217,7 @@ class Store:
                 "reply, extraction, source, sha256, generation, input_tokens, output_tokens, cost_usd, generated_at, "
                 "status, correct, reason, runtime_ms, speedup, verdict, evaluated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
+                _row(
                     run_name, t.problem_id, t.sample_index, t.turn, t.session, t.prompt, _dumps(t.prompt_record),
                     t.reply, None if t.extraction is None else _dumps(t.extraction), t.source, t.sha256,
                     _dumps(t.generation), t.input_tokens, t.output_tokens, t.cost_usd, t.generated_at,
@@ -240,7 +241,7 @@ class Store:
         self.db.execute(
             "INSERT INTO evaluations (run, problem_id, sample_index, session, status, correct, reason, "
             "runtime_ms, started_at, finished_at, verdict, turn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
+            _row(
                 run_name,
                 e.problem_id,
                 e.sample_index,
@@ -259,7 +260,7 @@ class Store:
             "INSERT INTO baselines (run, problem_id, sample_index, baseline, runtime_ms, speedup) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (run_name, e.problem_id, e.sample_index, column, e.baselines.get(column), e.speedup.get(column))
+                _row(run_name, e.problem_id, e.sample_index, column, e.baselines.get(column), e.speedup.get(column))
                 for column in sorted(set(e.baselines) | set(e.speedup))
             ],
         )
@@ -410,6 +411,18 @@ class Store:
             turns=self.turns(run_name),
             superseded=self.superseded(run_name),
         )
+
+
+SQLITE_INTEGER = range(-(2**63), 2**63)
+
+
+def _row(*values: Any) -> tuple[Any, ...]:
+    """A row's values as SQLite takes them whatever reached them: text made encodable (a lone
+    surrogate in a candidate's exception message stopped ``kbench run`` at its store write,
+    and at every resume after), an integer past SQLite's 64 bits (an agent's own token count)
+    as no value rather than an OverflowError. What the judge and the runner write is never changed."""
+    return tuple(None if isinstance(v, int) and not isinstance(v, bool) and v not in SQLITE_INTEGER
+                 else encodable(v) for v in values)
 
 
 def _dumps(obj: Any) -> str:
