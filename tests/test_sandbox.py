@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -230,3 +231,87 @@ def test_a_file_that_vanishes_while_a_folder_is_handed_over_is_no_error(tmp_path
     monkeypatch.setattr(sandbox.os, "walk", walk_listing_a_vanished_file)
     sandbox.give_to_candidate(tmp_path)
     assert (tmp_path.stat().st_uid, kept.stat().st_uid) == (sandbox.NOBODY, sandbox.NOBODY)
+
+
+HOG = '''
+"""Holds every thread its uid may have (native threads blocked, no Python frame running), then sleeps."""
+import threading
+import time
+
+import torch
+import torch.nn as nn
+
+threading.stack_size(64 * 1024)
+_hold, _threads = threading.Event(), []
+while len(_threads) < 20000:
+    try:
+        thread = threading.Thread(target=_hold.wait, daemon=True)
+        thread.start()
+    except RuntimeError:  # the process limit reached
+        break
+    _threads.append(thread)
+print("holding", len(_threads), "threads", flush=True)
+time.sleep(20)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="as another user each sandbox is a user namespace of its own")
+def test_a_candidate_holding_its_whole_process_limit_harms_no_evaluation_beside_it(tmp_path):
+    """Issue 57: RLIMIT_NPROC is counted per uid, and every sandbox ran as 65534; one candidate
+    holding ~4000 native threads made an honest solution judged meanwhile ``crashed``. Each
+    sandbox now runs as a uid of its own: the honest one is correct."""
+    hog = tmp_path / "hog.py"
+    hog.write_text(HOG)
+    verdicts = {}
+
+    def attack() -> None:
+        verdicts["hog"] = kbench.evaluate("level1/relu", hog, "cpu", measure_time=False, policy="off", trials=1,
+                                          timeout=120)
+
+    thread = threading.Thread(target=attack)
+    thread.start()
+    holder, deadline = None, time.monotonic() + 90
+    while holder is None and time.monotonic() < deadline:
+        holder = next((p for p in psutil.process_iter(["num_threads", "uids"])
+                       if (p.info["num_threads"] or 0) > 1000 and p.info["uids"]
+                       and sandbox.is_sandbox_uid(p.info["uids"].real)), None)
+        time.sleep(0.2)
+    assert holder is not None, "the candidate never held its threads"
+    honest = kbench.evaluate("level1/relu", HERE / "exploits" / "twin_relu.py", "cpu", measure_time=False, trials=1)
+    thread.join()
+    assert honest.status == "correct", honest.reason
+    assert "holding 409" in verdicts["hog"].output_tail  # its own limit, all of it: MAX_PROCESSES less a few
+    assert honest.sandbox["process_limit"].startswith("per sandbox")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root gives a sandbox a uid of its own")
+def test_each_sandbox_holds_a_uid_of_its_own_until_it_gives_it_back(tmp_path):
+    first, second = sandbox.SandboxIdentity(), sandbox.SandboxIdentity()
+    try:
+        assert first.uid != second.uid and all(map(sandbox.is_sandbox_uid, (first.uid, second.uid)))
+        assert first.uid != sandbox.NOBODY
+        scratch = tmp_path / "scratch"
+        (scratch / "deep").mkdir(parents=True)
+        sandbox.give_to_candidate(scratch, uid=first.uid)
+        checkout = scratch / "checkout"
+        checkout.mkdir()
+        sandbox.give_to_candidate(checkout)  # no uid given: the sandbox's that owns the folder above
+        assert {p.stat().st_uid for p in (scratch, scratch / "deep", checkout)} == {first.uid}
+        box = sandbox.find_sandbox()
+        command = box.wrap(["/bin/sh", "-c", "id -u; grep 'Max processes' /proc/self/limits; touch made"], scratch=scratch, env={}, uid=first.uid)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.stdout.split()[:5] == [str(first.uid), "Max", "processes", *[str(sandbox.MAX_PROCESSES)] * 2]
+        assert (scratch / "made").stat().st_uid == first.uid
+    finally:
+        first.release()
+        second.release()
+    again = [sandbox.SandboxIdentity() for _ in range(3)]
+    assert len({identity.uid for identity in again}) == 3
+    for identity in again:
+        identity.release()

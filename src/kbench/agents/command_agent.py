@@ -35,7 +35,7 @@ from typing import Any
 from kbench.agents.evaluate_tool import SOCKET, TOOL, EvaluateServer, read_plain_file
 from kbench.agents.providers import ModelSpec, ProviderError, Reply, Request, int_or_none
 from kbench.judge.process import JUDGE_PYTHONPATH
-from kbench.judge.sandbox import NO_SANDBOX, Sandbox, candidate_env, find_sandbox, give_to_candidate, limit_processes
+from kbench.judge.sandbox import NO_SANDBOX, Sandbox, SandboxIdentity, candidate_env, find_sandbox, give_to_candidate
 
 DEFAULT_AGENT_TIME_LIMIT = 1800.0
 VERSION_PROBE_SECONDS = 10
@@ -198,14 +198,15 @@ class CommandProvider:
         return {**record, "namespaces": namespaces, "writable": "its workspace only",
                 "network": self.access.network, "gpu": self.access.gpu}
 
-    def _confine(self, argv: list[str], workspace: Path) -> list[str]:
-        """``argv`` in the agent's sandbox, its workspace the one place it writes; as it is without one."""
+    def _confine(self, argv: list[str], workspace: Path, identity: SandboxIdentity | None = None) -> list[str]:
+        """``argv`` in the agent's sandbox, its workspace the one place it writes (as ``identity``'s uid,
+        one of its own: no agent can use up another's processes); as it is without one."""
         if self.sandbox is None:
             return argv
         readable = [Path(a) for a in self.argv if Path(a).is_absolute() and Path(a).exists()]
         return self.sandbox.wrap(argv, scratch=workspace, readable=readable, network=self.access.network,
                                  gpu=self.access.gpu, env=self.access.environment(workspace), filter_env=False,
-                                 hostname="kbench-agent")
+                                 hostname="kbench-agent", **({"uid": identity.uid} if identity else {}))
 
     def _evaluate_command(self, candidate: Path, problem: Path, flags: list[str]) -> list[str]:
         """``kbench eval`` with the run's settings, as the ``evaluate`` tool asks for it."""
@@ -256,16 +257,25 @@ class CommandProvider:
     def run_agent(self, workspace: Path, server: Any, log_path: Path) -> tuple[int | None, bool] | Reply:
         """Run the program in ``workspace`` (its sandbox's one writable place) until it ends or its
         time is up, its output into ``log_path``; its exit status and whether it timed out, or a
-        Reply saying why it could not start. ``server`` (its evaluate tool) is closed after."""
+        Reply saying why it could not start. ``server`` (its evaluate tool) is closed after. As root
+        it runs as a uid of its own (kbench.judge.sandbox.SandboxIdentity), given back after."""
+        identity = SandboxIdentity() if self.sandbox is not None else None
+        try:
+            return self._run_as(identity, workspace, server, log_path)
+        finally:
+            if identity is not None:
+                identity.release()
+
+    def _run_as(self, identity: SandboxIdentity | None, workspace: Path, server: Any,
+                log_path: Path) -> tuple[int | None, bool] | Reply:
         timed_out, returncode = False, None
-        give_to_candidate(workspace)
+        give_to_candidate(workspace, uid=identity.uid if identity else None)
         environment = {**self.access.environment(workspace), "HOME": str(workspace)}
         with open(log_path, "wb") as log:
             try:
                 process = subprocess.Popen(
-                    self._confine(self.argv, workspace), cwd=workspace, stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, start_new_session=True, env=environment,
-                    preexec_fn=limit_processes if self.sandbox is not None else None,
+                    self._confine(self.argv, workspace, identity), cwd=workspace, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=environment,
                 )
             except OSError as exc:
                 server.close()

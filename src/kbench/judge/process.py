@@ -29,7 +29,7 @@ from typing import Any, Callable
 import psutil
 
 from kbench.judge.devices import candidate_build_dir, worker_env
-from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, give_to_candidate, limit_processes
+from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
 
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
@@ -85,11 +85,6 @@ def _limit_child() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _limit_sandboxed_child() -> None:
-    _limit_child()
-    limit_processes()
-
-
 # The judge's PYTHONPATH made absolute against the directory it started in (as Python did
 # for its own sys.path), not against wherever it has changed directory to since.
 JUDGE_PYTHONPATH = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -113,11 +108,13 @@ class Worker:
     ``scratch`` (one of its own when none is given); kbench's source and the
     judge's PYTHONPATH come as the worker's import path. With a ``sandbox``
     (every candidate) the process is confined in it, able to write to
-    ``scratch`` and ``build`` only.
+    ``scratch`` and ``build`` only, as ``identity``'s uid (one of its own:
+    kbench.judge.sandbox), which the worker holds until it is closed.
     """
 
     def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None, *,
-                 sandbox: Sandbox | None = None, scratch: Path | None = None, build: Path | None = None):
+                 sandbox: Sandbox | None = None, scratch: Path | None = None, build: Path | None = None,
+                 identity: SandboxIdentity | None = None):
         cmd_read, self._cmd_write = os.pipe()
         self._answer_read, answer_write = os.pipe()
         self.handles, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -126,8 +123,10 @@ class Worker:
         self._own_scratch = None if scratch else tempfile.TemporaryDirectory(prefix="kbench-worker-")
         scratch = scratch or Path(self._own_scratch.name)
         argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write), str(theirs.fileno())]
+        self.identity = identity
         if sandbox is not None:
-            argv = sandbox.wrap(argv, scratch=scratch, build=build, readable=import_path, env=child_env)
+            argv = sandbox.wrap(argv, scratch=scratch, build=build, readable=import_path, env=child_env,
+                                **({"uid": identity.uid} if identity else {}))
         self.process = subprocess.Popen(
             argv,
             pass_fds=(cmd_read, answer_write, theirs.fileno()),
@@ -137,7 +136,7 @@ class Worker:
             cwd=scratch,
             env=child_env,
             start_new_session=True,
-            preexec_fn=_limit_sandboxed_child if sandbox else _limit_child,
+            preexec_fn=_limit_child,  # a sandbox's process limit is set inside it (kbench.judge.sandbox)
         )
         os.close(cmd_read)
         os.close(answer_write)
@@ -346,6 +345,8 @@ class Worker:
                     pass
             self._signal_all(signal.SIGKILL)
             self.process.wait()
+            if self.identity is not None:  # nothing of the sandbox runs any more: its uid can serve another
+                self.identity.release()
             self._reader.join(timeout=1)
             for fd in (self._cmd_write, self._answer_read):
                 try:
@@ -389,9 +390,14 @@ def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sa
     build_dir.mkdir(parents=True, exist_ok=True)
     if sandbox is None:
         return Worker(worker_env(device, build_dir), memory_limit_bytes, scratch=scratch)
-    give_to_candidate(scratch, build_dir)
-    return Worker(worker_env(device, Path(BUILD_MOUNT)), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
-                  build=build_dir)
+    identity = SandboxIdentity()
+    try:
+        give_to_candidate(scratch, build_dir, uid=identity.uid)
+        return Worker(worker_env(device, Path(BUILD_MOUNT)), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
+                      build=build_dir, identity=identity)
+    except BaseException:
+        identity.release()
+        raise
 
 
 def _running(process: psutil.Process) -> bool:
