@@ -9,6 +9,7 @@ import kbench
 from kbench.core.verdict import Verdict
 from kbench.judge import evaluation
 from kbench.judge.confirmation import Unconfirmed, confirmed
+from kbench.judge.devices import building_fresh
 from kbench.judge.guard import Finding
 from kbench.judge.timing import TimingSettings
 
@@ -58,10 +59,67 @@ def test_a_suspicion_seen_again_is_rejected_with_both_observations():
     assert len(final.suspicions) == 1
 
 
-def test_two_different_suspicions_are_no_verdict():
-    judged = Judged(verdict("rejected", CLOCK), verdict("rejected", "reference-interference: the reference failed"))
-    with pytest.raises(Unconfirmed, match="different suspicions"):
-        confirmed(judged, None)
+INTERFERENCE = "reference-interference: the reference failed beside the candidate"
+BUSY = "gpu-busy: the GPU was busy before a baseline"
+
+
+class FreshJudged(Judged):
+    """Judged, noting whether each evaluation built in a fresh build cache of its own."""
+
+    def __call__(self, spares):
+        self.fresh = [*getattr(self, "fresh", []), building_fresh()]
+        return super().__call__(spares)
+
+
+@pytest.mark.parametrize("third, rule, named", [(CLOCK, "trusted-clock: ", INTERFERENCE),
+                                                (INTERFERENCE, "reference-interference: ", CLOCK)])
+def test_two_different_suspicions_are_decided_by_a_third_evaluation(third, rule, named):
+    """Issue 57: two evaluations raising different suspicions were "no verdict" for ever (a run
+    retried them as infra_error): a third evaluation, in fresh workers and a fresh build cache,
+    decides; the rule it raises again is the verdict, naming both."""
+    judged = FreshJudged(verdict("rejected", CLOCK, 1.0), verdict("rejected", INTERFERENCE, 2.0),
+                         verdict("rejected", third, 4.0))
+    final = confirmed(judged, "spares")
+    assert final.status == "rejected" and final.reason.startswith(rule)
+    assert "seen in two of three evaluations" in final.reason and named in final.reason
+    assert final.suspicions == [CLOCK, INTERFERENCE] and final.wall_seconds == 7.0
+    assert judged.spares == ["spares", None, None] and judged.fresh == [False, True, True]
+
+
+def test_a_candidate_that_still_alternates_is_rejected_naming_every_suspicion():
+    judged = Judged(verdict("rejected", CLOCK), verdict("rejected", INTERFERENCE), verdict("rejected", BUSY))
+    final = confirmed(judged, None)
+    assert final.status == "rejected" and final.reason.startswith("gpu-busy: ")
+    assert "three different suspicions" in final.reason and CLOCK in final.reason and INTERFERENCE in final.reason
+
+
+def test_a_third_evaluation_with_a_verdict_of_its_own_gives_it():
+    judged = Judged(verdict("rejected", CLOCK), verdict("rejected", INTERFERENCE), verdict("correct", "5 of 5"))
+    final = confirmed(judged, None)
+    assert final.status == "correct" and final.reason == "5 of 5"
+    assert final.suspicions == [CLOCK, INTERFERENCE]
+
+
+ALTERNATING = {1: "trusted-clock", 2: "timer-mismatch", 3: "trusted-clock"}
+
+
+def test_the_whole_path_reaches_a_verdict_on_suspicions_that_alternate(monkeypatch):
+    """End to end, with the suspicions forced as an alternating candidate would raise them: a
+    verdict, rejected for the rule seen twice, each evaluation after the first in a fresh build cache."""
+    real = evaluation.trusted_clock_findings
+    calls = []
+
+    def alternating(*args, **kwargs):
+        measured, _ = real(*args, **kwargs)
+        calls.append(building_fresh())
+        return measured, [Finding(ALTERNATING[len(calls)], f"observation {len(calls)}")]
+
+    monkeypatch.setattr(evaluation, "trusted_clock_findings", alternating)
+    timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
+    final = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cpu", size="small", trials=1, timing=timing)
+    assert final.status == "rejected" and final.reason.startswith("trusted-clock: observation 3")
+    assert "two of three" in final.reason and "timer-mismatch: observation 2" in final.reason
+    assert calls == [False, True, True]
 
 
 def test_an_honest_kernel_with_a_suspicion_that_does_not_repeat_is_correct(monkeypatch):

@@ -390,7 +390,9 @@ def _read_usage(workspace: Path) -> tuple[dict[str, Any], list[str]]:
 
 def _shown(value: Any) -> str:
     """A value from usage.json as an error names it, never long (an integer of a million digits)."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 

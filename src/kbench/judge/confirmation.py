@@ -18,8 +18,18 @@ any rejection that is not a suspicion), that verdict stands, with the first
 observation kept in ``suspicions``: a candidate that cheats only now and
 then gains nothing, since the verdict that counts is the one in which it was
 not seen to cheat, measured in full. When the second evaluation raises a
-*different* suspicion, neither is evidence: ``Unconfirmed`` is raised, which
-a run records as an ``infra_error`` and retries on resume.
+*different* suspicion, a third evaluation decides: the rule it raises again
+(either) is the verdict, naming both; a verdict of its own stands as above;
+a third different suspicion (a candidate that still alternates) is rejected,
+naming all three. Never "no verdict": that was a verdict a candidate could
+ask for, and a run retried it as ``infra_error`` on every resume (issue 57).
+
+Every evaluation after the first runs in fresh workers, a fresh scratch folder
+and a fresh build cache of its own (``kbench.judge.devices.fresh_builds``:
+empty, its builds made anew and never kept), so that no two of them share
+writable state: a candidate that tells its evaluations apart by what an
+earlier one left in its build cache sees the same, empty, cache in the second
+and the third.
 """
 
 from __future__ import annotations
@@ -29,13 +39,15 @@ from typing import Callable
 
 from kbench.core.verdict import Verdict
 from kbench.judge.background import BACKGROUND
+from kbench.judge.devices import fresh_builds
 from kbench.judge.spares import Spares
 
 NOISY_RULES = frozenset({"trusted-clock", "timer-mismatch", "gpu-busy", "reference-interference"})
 
 
 class Unconfirmed(RuntimeError):
-    """Two evaluations of one solution raised different suspicions: no verdict the judge can stand behind."""
+    """No verdict the judge can stand behind. ``confirmed`` no longer raises it (a third
+    evaluation decides); kept because the commands and runs that judge still name it."""
 
 
 def suspected_rule(verdict: Verdict) -> str | None:
@@ -49,24 +61,45 @@ def suspected_rule(verdict: Verdict) -> str | None:
 def confirmed(judged: Callable[[Spares | None], Verdict], spares: Spares | None,
               progress: Callable[[str], None] | None = None) -> Verdict:
     """The verdict of ``judged`` (an evaluation with workers from ``spares``) or, when
-    it is a suspicion, of judging again with fresh workers, the judge's background (builds
-    ahead, spares: kbench.judge.background) stopped throughout."""
+    it is a suspicion, of judging again with fresh workers and a fresh build cache, the
+    judge's background (builds ahead, spares: kbench.judge.background) stopped throughout;
+    a third time when the second raised another suspicion."""
     first = judged(spares)
     rule = suspected_rule(first)
     if rule is None:
         return first
-    if progress is not None:
-        progress(f"measuring again: {rule} must repeat before it is a verdict")
-    with BACKGROUND.quiet():
-        second = judged(None)
-    seen = [*first.suspicions, first.reason, *second.suspicions]
-    wall = first.wall_seconds + second.wall_seconds
+    second = _again(judged, progress, f"measuring again: {rule} must repeat before it is a verdict")
     again_rule = suspected_rule(second)
     if again_rule == rule:
-        return replace(second, reason=f"{second.reason} (seen again in a second evaluation with fresh workers; "
-                                      f"the first: {first.reason})", suspicions=seen, wall_seconds=wall)
-    if again_rule is not None:
-        raise Unconfirmed(
-            f"two evaluations raised different suspicions, which only noise explains "
-            f"(first {first.reason}; then {second.reason}); judge it again on a quieter machine")
-    return replace(second, suspicions=seen, wall_seconds=wall)
+        return _combined(second, [first], f"{second.reason} (seen again in a second evaluation with fresh workers; "
+                                          f"the first: {first.reason})")
+    if again_rule is None:
+        return _combined(second, [first])
+    third = _again(judged, progress, f"measuring a third time: {rule}, then {again_rule}; a third evaluation decides")
+    last_rule = suspected_rule(third)
+    if last_rule is None:
+        return _combined(third, [first, second])
+    if last_rule in (rule, again_rule):
+        other = second if last_rule == rule else first
+        seen = first if last_rule == rule else second
+        return _combined(third, [first, second],
+                         f"{third.reason} (seen in two of three evaluations, each with fresh workers: also "
+                         f"{seen.reason}; the other raised {other.reason})")
+    return _combined(third, [first, second],
+                     f"{third.reason} (three evaluations, three different suspicions: a candidate whose evaluations "
+                     f"differ so is rejected; the first: {first.reason}; the second: {second.reason})")
+
+
+def _again(judged: Callable[[Spares | None], Verdict], progress: Callable[[str], None] | None, step: str) -> Verdict:
+    """One more evaluation: fresh workers (no spares), a fresh build cache, a quiet machine."""
+    if progress is not None:
+        progress(step)
+    with BACKGROUND.quiet(), fresh_builds():
+        return judged(None)
+
+
+def _combined(final: Verdict, earlier: list[Verdict], reason: str | None = None) -> Verdict:
+    """``final`` with the earlier evaluations' suspicions kept and their time added."""
+    seen = [s for v in earlier for s in (*v.suspicions, v.reason)]  # each earlier one was a suspicion
+    return replace(final, reason=final.reason if reason is None else reason, suspicions=[*seen, *final.suspicions],
+                   wall_seconds=sum(v.wall_seconds for v in (*earlier, final)))

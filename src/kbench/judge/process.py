@@ -15,6 +15,7 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,7 +29,14 @@ from typing import Any, Callable
 
 import psutil
 
-from kbench.judge.devices import candidate_build_dir, worker_env
+from kbench.judge.devices import (
+    building_fresh,
+    candidate_build_dir,
+    private_build_dir,
+    publish_build,
+    shared_build_lease,
+    worker_env,
+)
 from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
 
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
@@ -114,7 +122,7 @@ class Worker:
 
     def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None, *,
                  sandbox: Sandbox | None = None, scratch: Path | None = None, build: Path | None = None,
-                 identity: SandboxIdentity | None = None):
+                 identity: SandboxIdentity | None = None, on_close: list[Callable[[], None]] | None = None):
         cmd_read, self._cmd_write = os.pipe()
         self._answer_read, answer_write = os.pipe()
         self.handles, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -124,6 +132,7 @@ class Worker:
         scratch = scratch or Path(self._own_scratch.name)
         argv = [sys.executable, "-I", "-c", WORKER_ENTRY, str(cmd_read), str(answer_write), str(theirs.fileno())]
         self.identity = identity
+        self.on_close = on_close or []  # once the process is gone (its build folder kept or removed, say)
         if sandbox is not None:
             argv = sandbox.wrap(argv, scratch=scratch, build=build, readable=import_path, env=child_env,
                                 **({"uid": identity.uid} if identity else {}))
@@ -347,6 +356,8 @@ class Worker:
             self.process.wait()
             if self.identity is not None:  # nothing of the sandbox runs any more: its uid can serve another
                 self.identity.release()
+            for hook in self.on_close:
+                hook()
             self._reader.join(timeout=1)
             for fd in (self._cmd_write, self._answer_read):
                 try:
@@ -384,19 +395,36 @@ def nesting_depth(value: Any) -> int:
 def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sandbox: Sandbox | None,
                      memory_limit_bytes: int | None = None, build_dir: Path | None = None) -> Worker:
     """A worker for a candidate: in ``sandbox`` (None: ``--no-sandbox``), working in
-    ``scratch``, building into ``build_dir``, by default the cache of its own keyed by its
-    source (kbench.judge.devices.candidate_build_dir)."""
-    build_dir = build_dir or candidate_build_dir(solution_sha256)
+    ``scratch``, building into ``build_dir``, by default its solution's cache keyed by its
+    source (kbench.judge.devices.candidate_build_dir): sandboxed, a copy of its own that
+    becomes the cache once the worker is closed if there is none yet; unsandboxed, the cache
+    itself under a lease; within ``devices.fresh_builds``, an empty folder of its own, removed
+    after. An interrupted build never leaves the cache blocked (issue 59)."""
+    hooks: list[Callable[[], None]] = []
+    if build_dir is None:
+        cache = candidate_build_dir(solution_sha256)
+        if building_fresh():
+            build_dir = private_build_dir(cache, seed=False)
+            hooks.append(lambda: shutil.rmtree(build_dir, ignore_errors=True))
+        elif sandbox is not None:
+            build_dir = private_build_dir(cache)
+            hooks.append(lambda: publish_build(build_dir, cache))
+        else:
+            build_dir = cache
+            hooks.append(shared_build_lease(cache).close)
     build_dir.mkdir(parents=True, exist_ok=True)
-    if sandbox is None:
-        return Worker(worker_env(device, build_dir), memory_limit_bytes, scratch=scratch)
-    identity = SandboxIdentity()
+    identity = SandboxIdentity() if sandbox is not None else None
     try:
+        if sandbox is None:
+            return Worker(worker_env(device, build_dir), memory_limit_bytes, scratch=scratch, on_close=hooks)
         give_to_candidate(scratch, build_dir, uid=identity.uid)
         return Worker(worker_env(device, Path(BUILD_MOUNT)), memory_limit_bytes, sandbox=sandbox, scratch=scratch,
-                      build=build_dir, identity=identity)
+                      build=build_dir, identity=identity, on_close=hooks)
     except BaseException:
-        identity.release()
+        if identity is not None:
+            identity.release()
+        for hook in hooks:
+            hook()
         raise
 
 

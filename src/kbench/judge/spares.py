@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kbench.judge.background import BACKGROUND
-from kbench.judge.devices import cache_dir, candidate_build_dir, scratch_root, worker_env
+from kbench.judge.devices import cache_dir, candidate_build_dir, clear_stale_locks, scratch_root, worker_env
 from kbench.judge.process import Worker, candidate_worker
 from kbench.judge.sandbox import Sandbox, find_sandbox, give_to_candidate
 
@@ -111,7 +111,7 @@ class Spares:
         for worker in pair.workers():  # the evaluation's own now, no longer background
             BACKGROUND.remove(worker)
         cache = candidate_build_dir(solution_sha256)
-        if cache.is_dir() and not any(cache.rglob("lock")):  # a build in progress is not copied half-made
+        if cache.is_dir() and clear_stale_locks(cache):  # not while an unsandboxed build is made in it
             shutil.copytree(cache, pair.build, symlinks=True, dirs_exist_ok=True, copy_function=_copy_if_absent)
             if self.sandbox is not None:
                 give_to_candidate(pair.build)
