@@ -100,25 +100,27 @@ def test_a_third_evaluation_with_a_verdict_of_its_own_gives_it():
     assert final.suspicions == [CLOCK, INTERFERENCE]
 
 
-ALTERNATING = {1: "trusted-clock", 2: "timer-mismatch", 3: "trusted-clock"}
+# The noisy rules that still reject (trusted-clock and timer-mismatch only flag since the judge's clock
+# bounds every call's time: kbench.judge.guard.ALWAYS_FLAG).
+ALTERNATING = {1: "gpu-busy", 2: "reference-interference", 3: "gpu-busy"}
 
 
 def test_the_whole_path_reaches_a_verdict_on_suspicions_that_alternate(monkeypatch):
     """End to end, with the suspicions forced as an alternating candidate would raise them: a
     verdict, rejected for the rule seen twice, each evaluation after the first in a fresh build cache."""
-    real = evaluation.trusted_clock_findings
+    real = evaluation.trusted_times
     calls = []
 
     def alternating(*args, **kwargs):
-        measured, _ = real(*args, **kwargs)
+        accepted, excess, _ = real(*args, **kwargs)
         calls.append(building_fresh())
-        return measured, [Finding(ALTERNATING[len(calls)], f"observation {len(calls)}")]
+        return accepted, excess, [Finding(ALTERNATING[len(calls)], f"observation {len(calls)}")]
 
-    monkeypatch.setattr(evaluation, "trusted_clock_findings", alternating)
+    monkeypatch.setattr(evaluation, "trusted_times", alternating)
     timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
     final = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cpu", size="small", trials=1, timing=timing)
-    assert final.status == "rejected" and final.reason.startswith("trusted-clock: observation 3")
-    assert "two of three" in final.reason and "timer-mismatch: observation 2" in final.reason
+    assert final.status == "rejected" and final.reason.startswith("gpu-busy: observation 3")
+    assert "two of three" in final.reason and "reference-interference: observation 2" in final.reason
     assert calls == [False, True, True]
 
 
@@ -126,21 +128,21 @@ def test_an_honest_kernel_with_a_suspicion_that_does_not_repeat_is_correct(monke
     """The whole path, end to end: the judge's clock 'sees' an anomaly in the first
     evaluation only (as a burst of load would make); the solution is evaluated again
     with fresh workers and is correct, the first observation kept."""
-    real = evaluation.trusted_clock_findings
+    real = evaluation.trusted_times
     calls = []
 
     def noisy_once(*args, **kwargs):
         # The mechanism is under test here, not the clock (the honest corpus tests that under
         # load): the first evaluation sees a burst, the second what a quiet machine shows.
-        measured, _ = real(*args, **kwargs)
+        accepted, excess, _ = real(*args, **kwargs)
         calls.append(1)
-        return measured, [Finding("trusted-clock", "a burst of load")] if len(calls) == 1 else []
+        return accepted, excess, [Finding("gpu-busy", "a burst of load")] if len(calls) == 1 else []
 
-    monkeypatch.setattr(evaluation, "trusted_clock_findings", noisy_once)
+    monkeypatch.setattr(evaluation, "trusted_times", noisy_once)
     timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5)
     final = kbench.evaluate("level1/relu", EXAMPLES / "relu.py", "cpu", size="small", trials=1, timing=timing)
     assert final.status == "correct", final.reason
-    assert final.suspicions == ["trusted-clock: a burst of load"]
+    assert final.suspicions == ["gpu-busy: a burst of load"]
     assert len(calls) == 2
 
 
