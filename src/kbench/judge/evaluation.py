@@ -153,6 +153,7 @@ class _Evaluation:
         self.spares: Spares | None = None
         self.sides: Sides | None = None
         self.other_size_trial = True  # a later worker pair's evaluation leaves it to the first (kbench.judge.pairs)
+        self.eager_worker: dict[str, Worker] = {}  # eager's worker, a consumer of the reference's draws (_measure)
 
     def run(self, measure_time: bool) -> Verdict:
         started = time.monotonic()
@@ -185,6 +186,8 @@ class _Evaluation:
         try:
             reference.send({**load, "role": "reference"})
             candidate.send({**load, "role": "candidate", **candidate_checkout(self.sides, self.tmp)})
+            if measure_time:  # eager's own worker, timed as the candidate is, starts while the candidate builds
+                self.eager_worker = self.reference_side.start_columns(["eager"], True)
             self.tell("loading the problem, building and loading the solution")
             with self._phase("load"):
                 ref_loaded = self.reference_side.ask(reference, "loading the problem")
@@ -216,6 +219,9 @@ class _Evaluation:
             return LOST_STATUS[lost.kind], lost.detail
         except ProblemError as failure:
             return self._blame(failure, reference, candidate)
+        finally:
+            for worker in self.eager_worker.values():
+                worker.close()
         checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 
@@ -273,7 +279,8 @@ class _Evaluation:
 
         Round r times the candidate (its process running alone, with fresh
         seeds), then every baseline column on the very same inputs, each in its
-        own reference worker, while the candidate's processes are stopped; after
+        own worker, its calls drawn and read by the reference worker exactly as the
+        candidate's are, while the candidate's processes are stopped; after
         each round the reference checks the timed calls the judge picked in it.
         What drifts between processes and over time then moves both sides of
         the speedup alike (docs/timing.md). The judge's clock around every call
@@ -283,8 +290,9 @@ class _Evaluation:
                          self.sides.decide_at if self.sides else None)
         rounds, side = plan.most, self.reference_side  # at most; fewer once plan.enough
         cached = side.cached_columns()
-        workers = {"eager": reference,
-                   **side.column_workers([c for c in side.columns if c not in cached] + list(side.code_columns))}
+        workers = {**side.loaded_columns(self.eager_worker),
+                   **side.column_workers([c for c in side.columns if c not in cached] + list(side.code_columns),
+                                         consumer=True)}
         with background.BACKGROUND.quiet():  # builds ahead and the next evaluations' workers stop while anything is timed
             try:
                 cand_rounds: list[TimedSeries] = []
@@ -305,7 +313,7 @@ class _Evaluation:
                     self.tell(f"timing the baselines ({', '.join(workers)}), {plan.label(index)}")
                     with self._phase("baseline"):
                         self._consider(side.quiet_gpu_findings(reference))
-                        side.replay_round(workers, timed, base_rounds, base_series, index)
+                        side.replay_round(workers, timed, base_rounds, base_series, index, trusted_by=reference)
                     columns_ms = {column: [r["median_ms"] for r in each] for column, each in base_rounds.items()}
                     if index < rounds - 1 and plan.enough([t.timing.median_ms for t in cand_rounds], columns_ms):
                         candidate.assert_quiet()  # stopped since its round: closed without running again
@@ -313,7 +321,7 @@ class _Evaluation:
                         break
                     candidate.resume()
             finally:
-                for worker in (w for w in workers.values() if w is not reference):
+                for worker in workers.values():
                     worker.close()
         accepted, excess, findings = trusted_times([series.timed() for series in cand_rounds],
                                                    [series.timed() for series in base_series["eager"]], self.device)

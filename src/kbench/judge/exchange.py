@@ -37,7 +37,7 @@ class Outbox:
         self.device = device
         self.capacity = 0
         self._buffer: vmm.ExportedBuffer | _SharedFile | None = None
-        self._shared = True  # whether the reader holds the current buffer (none yet: nothing to share)
+        self._readers: set[str] = set()  # the readers that hold the current buffer
 
     def reserve(self, nbytes: int) -> None:
         """Room for ``nbytes``: the buffer kept, or a larger one in its place."""
@@ -50,18 +50,18 @@ class Outbox:
             self._buffer = vmm.ExportedBuffer(capacity, self.device.index or 0)
         else:
             self._buffer = _SharedFile(capacity)
-        self.capacity, self._shared = capacity, False
+        self.capacity, self._readers = capacity, set()
 
-    def share(self, channel: socket.socket) -> bool:
-        """Send the buffer's descriptor over ``channel`` unless the reader has it; True when sent."""
-        if self._shared or self._buffer is None:
+    def share(self, channel: socket.socket, reader: str = "reader") -> bool:
+        """Send the buffer's descriptor over ``channel`` unless ``reader`` holds it; True when sent."""
+        if reader in self._readers or self._buffer is None:
             return False
         fd = self._buffer.export()
         try:
             vmm.send_fd(channel, fd)
         finally:
             os.close(fd)
-        self._shared = True
+        self._readers.add(reader)
         return True
 
     def tensor(self, nbytes: int) -> torch.Tensor:

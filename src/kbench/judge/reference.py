@@ -240,20 +240,34 @@ class ReferenceSide:
             )
         return answer
 
-    def column_workers(self, columns: list[str]) -> dict[str, Worker]:
-        """A fresh reference worker per compiled column or code column, loaded at the test size."""
+    def column_workers(self, columns: list[str], consumer: bool = False) -> dict[str, Worker]:
+        """A fresh reference worker per compiled column or code column, loaded at the test size
+        (``start_columns`` then ``loaded_columns``)."""
+        return self.loaded_columns(self.start_columns([c for c in columns if c != "eager"], consumer))
+
+    def start_columns(self, columns: list[str], consumer: bool = False) -> dict[str, Worker]:
+        """A fresh reference worker per column (eager among them where asked), told to load at the
+        test size; with ``consumer``, one whose calls are drawn and read by the reference worker, as a
+        candidate's are (``ReferenceExchange``), so that a baseline is timed as the candidate is."""
         workers: dict[str, Worker] = {}
         try:
             for column in columns:
-                if column == "eager":
-                    continue
                 worker = Worker(worker_env(self.device))
                 workers[column] = worker
+                message = {**self.load_message(), "role": "reference", "consumer": consumer}
                 if column in self.code_columns:  # the problem's Model itself, with that code first on its path
-                    worker.send({**self.load_message(), "import_path": str(self.code_columns[column]),
-                                 "role": "reference"})
+                    worker.send({**message, "import_path": str(self.code_columns[column])})
                 else:
-                    worker.send({**self.load_message(), "role": "reference", "column": column})
+                    worker.send({**message, "column": None if column == "eager" else column})
+        except BaseException:
+            for worker in workers.values():
+                worker.close()
+            raise
+        return workers
+
+    def loaded_columns(self, workers: dict[str, Worker]) -> dict[str, Worker]:
+        """``workers`` once each has loaded (all closed if one fails)."""
+        try:
             for column, worker in workers.items():
                 self.ask(worker, f"loading the problem for the {column} baseline")
         except BaseException:
@@ -263,16 +277,21 @@ class ReferenceSide:
         return workers
 
     def time(self, worker: Worker, column: str, settings: TimingSettings, seeds: SeedFeed,
-             round_index: int | None = None, kinds: list[str] | None = None) -> TimedSeries:
-        """One series of timed calls of a reference worker, driven from here (``kinds``: CallDriver's)."""
-        driver = CallDriver(settings, seeds, kinds=kinds)
+             round_index: int | None = None, kinds: list[str] | None = None,
+             trusted_by: Worker | None = None) -> TimedSeries:
+        """One series of timed calls of a reference worker, driven from here (``kinds``: CallDriver's),
+        its inputs drawn and outputs read by ``trusted_by`` (a consumer's reference) or by itself."""
+        trusted = ReferenceExchange(self, trusted_by, worker, column) if trusted_by is not None else None
+        driver = CallDriver(settings, seeds, kinds=kinds, trusted=trusted)
         answer = self.ask(worker, f"timing the {column} baseline", calls_message(settings, round_index), driver)
         return TimedSeries(driver.timing(self.device, answer), driver.calls)
 
     def replay_round(self, workers: dict[str, Worker], timed: TimedSeries, rounds: dict[str, list[dict[str, Any]]],
-                     series: dict[str, list[TimedSeries]] | None = None, round_index: int | None = None) -> None:
+                     series: dict[str, list[TimedSeries]] | None = None, round_index: int | None = None,
+                     trusted_by: Worker | None = None) -> None:
         """Each baseline worker times exactly the calls of ``timed`` (warm-up, settling and timed, in
-        its order), on its seeds; without the settling ones with ``replay_settling`` off (an experiment)."""
+        its order), on its seeds; without the settling ones with ``replay_settling`` off (an experiment);
+        consumers' calls drawn and read by ``trusted_by``."""
         calls = replayed_calls(timed.calls, self.timing.replay_settling)
         settings = replace(
             self.timing,
@@ -285,7 +304,7 @@ class ReferenceSide:
         )
         for column, worker in workers.items():
             measured = self.time(worker, column, settings, SeedFeed(replay=[c.seed for c in calls]), round_index,
-                                 [c.kind for c in calls])
+                                 [c.kind for c in calls], trusted_by)
             rounds[column].append(measured.timing.to_dict())
             if series is not None:
                 series.setdefault(column, []).append(measured)
@@ -423,16 +442,18 @@ class ReferenceExchange:
     each output out of the candidate's shared memory into its own; a new buffer's descriptor
     passes through the judge, from one worker's handles socket to the other's."""
 
-    def __init__(self, side: ReferenceSide, reference: Worker, candidate: Worker):
-        self.side, self.reference, self.candidate = side, reference, candidate
+    def __init__(self, side: ReferenceSide, reference: Worker, candidate: Worker, name: str = "candidate"):
+        self.side, self.reference, self.candidate, self.name = side, reference, candidate, name
 
     def draw(self, seed: int) -> dict[str, Any]:
-        answer = self.side.ask(self.reference, "drawing a call's inputs", {"op": "draw", "seed": seed, "share": True})
+        message = {"op": "draw", "seed": seed, "share": self.name}
+        answer = self.side.ask(self.reference, "drawing a call's inputs", message)
         return {**answer, "fresh": answer.get("fresh") is True and _relay(self.reference, self.candidate)}
 
     def read(self, done: dict[str, Any]) -> dict[str, Any]:
         fresh = done.get("fresh") is True and _relay(self.candidate, self.reference)
-        message = {"op": "read", "layout": done.get("layout"), "fresh": fresh, "capacity": done.get("capacity")}
+        message = {"op": "read", "layout": done.get("layout"), "fresh": fresh, "capacity": done.get("capacity"),
+                   "writer": self.name}
         return self.side.ask(self.reference, "reading a call's output", message)
 
 

@@ -102,12 +102,13 @@ class Session:
         self.spacer: Any = None  # settings.new_placement_per_round: held while a round is timed
         self.handles: socket.socket | None = None  # shared buffers' descriptors, to and from the judge
         self.role = "reference"
+        self.serves_itself = True  # a reference that draws and reads its own calls (not a consumer: .load)
         # kbench.judge.exchange: the inputs this worker draws (reference), or maps (candidate); each
         # call's output as written here, and (reference) the candidate's output mapped
         self.inputs_out: Outbox | None = None
         self.inputs_in: Inbox | None = None
         self.outputs_out: Outbox | None = None
-        self.outputs_in: Inbox | None = None
+        self.outputs_in: dict[str, Inbox] = {}  # (reference) each writer's output buffer, by the writer's name
         self.flusher: timing.CacheFlusher | None = None  # the caches flushed after each draw
         self.drawn: dict[str, Any] | None = None  # the last draw's layout and its inputs' fingerprint
         self.held: Any = None  # the last call's output as read (or why it could not be)
@@ -120,8 +121,10 @@ class Session:
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
         self.role = msg["role"]
-        self.inputs_out, self.outputs_out = Outbox(self.device), Outbox(self.device)
-        self.inputs_in, self.outputs_in = Inbox(self.device), Inbox(self.device)
+        # A consumer (the candidate, or a baseline column timed as the candidate is) gets its inputs from
+        # the reference and hands its outputs to it; a reference alone draws and reads its own.
+        self.serves_itself = self.role == "reference" and not msg.get("consumer")
+        self.inputs_out, self.outputs_out, self.inputs_in = Outbox(self.device), Outbox(self.device), Inbox(self.device)
         torch.set_grad_enabled(False)
         started = time.monotonic()
         with phase("problem"):
@@ -261,9 +264,9 @@ class Session:
         report: dict[str, Any] = {"ok": True, "need": "order"}
         while True:
             order = self._order_from_judge(report)
-            if "draw" in order and self.role == "reference":
+            if "draw" in order and self.serves_itself:
                 report = {"ok": True, "need": "order", "ready": self.draw({"seed": order["draw"]})}
-            elif "read" in order and self.role == "reference":
+            elif "read" in order and self.serves_itself:
                 report = {"ok": True, "need": "order", "read": self.read({**order["read"], "own": True})}
             elif "go" in order:
                 report = {"ok": True, "need": "order", "done": self._one_call(call, order["go"])}
@@ -288,7 +291,7 @@ class Session:
         copy_packed(tensors, shared)
         del args, tensors
         self.drawn = {"layout": layout, "inputs": fingerprint(unpack_output(layout, shared, copy=False), "inputs")}
-        fresh = bool(msg.get("share")) and self.inputs_out.share(self.handles)
+        fresh = bool(msg.get("share")) and self.inputs_out.share(self.handles, str(msg["share"]))
         if self.flusher is None:
             self.flusher = timing.CacheFlusher(self.device)
         self.flusher()
@@ -306,9 +309,10 @@ class Session:
             if msg.get("own"):
                 source = self.outputs_out.tensor(layout["nbytes"])
             else:
+                inbox = self.outputs_in.setdefault(str(msg.get("writer")), Inbox(self.device))
                 if msg.get("fresh"):
-                    self.outputs_in.adopt(self.handles, msg.get("capacity"))
-                source = self.outputs_in.tensor(layout["nbytes"])
+                    inbox.adopt(self.handles, msg.get("capacity"))
+                source = inbox.tensor(layout["nbytes"])
             self.held = None
             self.held = unpack_output(layout, source)
         except Exception as exc:  # noqa: BLE001 - an output that cannot be read is the candidate's answer
@@ -324,7 +328,7 @@ class Session:
         buffer (its descriptor sent when new to the reference); reported with its clock's readings.
         The recorded call is this same call with the watchers entered around its clock."""
         layout = go["layout"]
-        if self.role == "reference":
+        if self.serves_itself:
             source = self.inputs_out.tensor(layout["nbytes"])
         else:
             if go.get("fresh"):
@@ -338,7 +342,7 @@ class Session:
             packed, tensors = pack_output(out)
             self.outputs_out.reserve(packed["nbytes"])
             copy_packed(tensors, self.outputs_out.tensor(packed["nbytes"]))
-            fresh = self.role != "reference" and self.outputs_out.share(self.handles)
+            fresh = not self.serves_itself and self.outputs_out.share(self.handles)
             done: dict[str, Any] = {"clock_ms": clock_ms, "host_ms": host_ms, "layout": packed, "fresh": fresh,
                                     "capacity": self.outputs_out.capacity, "devices": describe_devices(out)}
         if call.not_plain is not None:
