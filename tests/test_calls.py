@@ -320,12 +320,13 @@ def test_trusted_times_take_the_judges_clock_where_a_call_reported_too_little():
 
 def test_trusted_times_are_decided_call_by_call_not_by_medians():
     """Work done outside the reported window in one call of three (a different place in each
-    call keeps every median honest-looking) is caught in exactly those calls."""
+    call keeps every median honest-looking) is caught in exactly those calls; a flag only where
+    that moved the median."""
     honest, cheat = calls(1.3, 1.0), calls(3.3, 0.01)
     mixed = [c if i % 3 else cheat[i] for i, c in enumerate(honest)]
     accepted, _, findings = trusted_times([mixed], [calls(2.3, 2.0)], "cuda")
     assert [t == pytest.approx(3.0) for t in accepted[0]] == [i % 3 == 0 for i in range(20)]
-    assert "7 of 20 timed calls" in findings[0].message
+    assert findings == []  # the median did not move: seven calls timed by the judge's clock, nothing to flag
 
 
 def test_trusted_times_flag_a_call_reported_longer_than_it_took():

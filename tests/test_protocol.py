@@ -176,16 +176,17 @@ class Tampered:
 
 def judge(candidate: Callable[[dict[str, Any]], bytes | None], monkeypatch, tmp_path: Path, *,
           measure_time: bool = True, policy: str = "strict", timeout: float = 60.0) -> kbench.Verdict:
-    reference = Honest("reference")
+    reference, eager_answers = Honest("reference"), Honest("reference")
 
     @contextmanager
     def workers(*args: Any):
         ref, cand = ScriptedWorker(lambda msg: line(reference.answer(msg))), ScriptedWorker(candidate)
+        eager = ScriptedWorker(lambda msg: line(eager_answers.answer(msg)))  # a consumer, as the candidate is
         try:
-            yield ref, cand, tmp_path
+            yield ref, cand, tmp_path, eager
         finally:
-            cand.close()
-            ref.close()
+            for worker in (cand, ref, eager):
+                worker.close()
 
     class NoSpares:
         def pause(self) -> None:

@@ -103,7 +103,7 @@ def test_spares_are_stopped_while_anything_is_timed_and_go_on_after(monkeypatch)
                                   spares=spares)
         assert verdict.status == "correct", verdict.reason
         assert states == [{psutil.STATUS_STOPPED}] * 2
-        assert len(spares.workers()) == 4  # two pairs ahead
+        assert len(spares.workers()) == 6  # two pairs ahead, each with its eager worker
         assert psutil.STATUS_STOPPED not in {psutil.Process(w.process.pid).status() for w in spares.workers()}
     finally:
         spares.close()
@@ -124,7 +124,7 @@ def test_a_device_thread_starts_its_spares_before_its_first_job_comes():
         assert threads.received(next_result(results)[1]) == "the first job"
     finally:
         threads.close()
-    assert seen == [2 * spares_module.PAIRS_AHEAD]
+    assert seen == [3 * spares_module.PAIRS_AHEAD]  # reference, candidate and eager workers
 
 
 def test_without_a_sandbox_no_spares_are_kept_ahead(monkeypatch):

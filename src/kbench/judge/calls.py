@@ -371,7 +371,8 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     judge's clock instead: its span less eager's excess. Call by call, so that work moved to a
     different place in each call cannot hide behind medians; no rejection, since a candidate
     gains nothing by it, and an honest call delayed by the machine only loses a little of its
-    own time (a flag says how many calls, with the first one's readings)."""
+    own time (a flag says how many calls, with the first one's readings, where that moved the
+    median: FLAGGED_SHIFT)."""
     findings = []
     accepted: list[list[float]] = []
     replaced: list[tuple[int, Call, float]] = []
@@ -392,7 +393,8 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     for name, series in (("candidate", calls), ("eager", base_calls)):
         if series:
             measured[f"{name}_excess_ms"] = statistics.median(c.judge_ms - c.clock_ms for c in series)
-    if replaced:
+    reported = statistics.median(c.clock_ms for c in calls) if calls else 0.0
+    if replaced and statistics.median(t for times in accepted for t in times) > reported * (1 + FLAGGED_SHIFT):
         index, call, excess = replaced[0]
         findings.append(Finding(
             "trusted-clock",
@@ -409,6 +411,9 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
 
 
 MIN_CALL_MS = 1e-6  # a call's time is never taken as zero (a speedup divides by it)
+# The flag says that calls were timed by the judge's clock only where that moved the candidate's median
+# time by more than this: a few calls of an honest solution delayed by a busy machine change nothing.
+FLAGGED_SHIFT = 0.01
 
 
 def trusted_clock_limit(eager_excess_ms: float, candidate_ms: float, device: str) -> float:

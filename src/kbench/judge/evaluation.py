@@ -144,8 +144,7 @@ class _Evaluation:
         self.seeds: dict[str, Any] = {"init": secrets.randbits(62)}
         self.reference_side = ReferenceSide(problem, device, size, dtype, timing, self.seeds["init"])
         self.policy = policy
-        self.flags: list[str] = []
-        self.style_findings: list[Finding] = []
+        self.flags, self.style_findings = [], []  # kept flags' texts; style findings applied after the trials
         self.copy_path = ""  # the solution's copy in the evaluation's private folder
         self.tell: Callable[[str], None] = lambda step: None  # evaluate's progress
         self.sandbox: Sandbox | None = None
@@ -170,7 +169,7 @@ class _Evaluation:
             self.reference_side.deadline = started + waited + max(self.timeout, REFERENCE_TIMEOUT)
             key = self.sides.candidate_key if self.sides else self.solution.sha256
             with evaluation_workers(self.spares, self.device, key, self.sandbox, self.memory_limit) as (
-                    reference, candidate, self.tmp):
+                    reference, candidate, self.tmp, self.spare_eager):
                 solution_path = self.tmp / "solution.py"  # the candidate's scratch is the evaluation's private folder
                 solution_path.write_text(self.solution.source)
                 self.copy_path = str(solution_path)
@@ -187,7 +186,7 @@ class _Evaluation:
             reference.send({**load, "role": "reference"})
             candidate.send({**load, "role": "candidate", **candidate_checkout(self.sides, self.tmp)})
             if measure_time:  # eager's own worker, timed as the candidate is, starts while the candidate builds
-                self.eager_worker = self.reference_side.start_columns(["eager"], True)
+                self.eager_worker = self.reference_side.start_columns(["eager"], True, self.spare_eager)
             self.tell("loading the problem, building and loading the solution")
             with self._phase("load"):
                 ref_loaded = self.reference_side.ask(reference, "loading the problem")

@@ -245,14 +245,16 @@ class ReferenceSide:
         (``start_columns`` then ``loaded_columns``)."""
         return self.loaded_columns(self.start_columns([c for c in columns if c != "eager"], consumer))
 
-    def start_columns(self, columns: list[str], consumer: bool = False) -> dict[str, Worker]:
-        """A fresh reference worker per column (eager among them where asked), told to load at the
-        test size; with ``consumer``, one whose calls are drawn and read by the reference worker, as a
-        candidate's are (``ReferenceExchange``), so that a baseline is timed as the candidate is."""
+    def start_columns(self, columns: list[str], consumer: bool = False, started: Worker | None = None
+                      ) -> dict[str, Worker]:
+        """A fresh reference worker per column (eager among them where asked; the first may be one
+        ``started`` ahead), told to load at the test size; with ``consumer``, one whose calls are drawn
+        and read by the reference worker, as a candidate's are (``ReferenceExchange``), so that a
+        baseline is timed as the candidate is."""
         workers: dict[str, Worker] = {}
         try:
-            for column in columns:
-                worker = Worker(worker_env(self.device))
+            for index, column in enumerate(columns):
+                worker = started if index == 0 and started is not None else Worker(worker_env(self.device))
                 workers[column] = worker
                 message = {**self.load_message(), "role": "reference", "consumer": consumer}
                 if column in self.code_columns:  # the problem's Model itself, with that code first on its path

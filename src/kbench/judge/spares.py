@@ -51,23 +51,25 @@ from kbench.judge.sandbox import Sandbox, find_sandbox, give_to_candidate
 
 @dataclass
 class _Pair:
-    """A reference worker and a sandboxed candidate worker, with the candidate's folders."""
+    """A reference worker and a sandboxed candidate worker, with the candidate's folders, and a
+    worker for eager's timing (a consumer of the reference's draws: kbench.judge.reference)."""
 
     reference: Worker
     candidate: Worker
     scratch: Path
     build: Path
+    eager: Worker
 
-    def workers(self) -> tuple[Worker, Worker]:
-        return self.reference, self.candidate
+    def workers(self) -> tuple[Worker, Worker, Worker]:
+        return self.reference, self.candidate, self.eager
 
     def discard(self, keep_build_as: Path | None = None) -> None:
         """Close both workers and remove the folders; the build first becomes
         ``keep_build_as`` where that does not exist yet and the build is not empty."""
         for worker in self.workers():
             BACKGROUND.remove(worker)
-        self.candidate.close()
-        self.reference.close()
+        for worker in self.workers():
+            worker.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
         try:
             if keep_build_as is not None and not keep_build_as.exists() and any(self.build.iterdir()):
@@ -118,7 +120,7 @@ class Spares:
         if memory_limit_bytes:
             pair.candidate.memory_limit = memory_limit_bytes
         self.prepare()
-        return Taken(pair.reference, pair.candidate, pair.scratch, pair.build, solution_sha256)
+        return Taken(pair.reference, pair.candidate, pair.scratch, pair.build, pair.eager, solution_sha256)
 
     def prepare(self) -> None:
         """Start pairs until ``depth`` are ready or starting."""
@@ -133,11 +135,11 @@ class Spares:
         scratch = Path(tempfile.mkdtemp(prefix="kbench-", dir=scratch_root()))
         build = cache_dir() / "candidates" / f"spare-{secrets.token_hex(8)}"
         build.mkdir(parents=True)
-        reference = Worker(worker_env(self.device))
+        reference, eager = Worker(worker_env(self.device)), Worker(worker_env(self.device))
         candidate = candidate_worker(self.device, None, scratch, self.sandbox, build_dir=build)
-        for worker in (reference, candidate):  # stopped while any evaluation times (kbench.judge.background)
+        for worker in (reference, candidate, eager):  # stopped while any evaluation times (kbench.judge.background)
             BACKGROUND.add(worker)
-        return _Pair(reference, candidate, scratch, build)
+        return _Pair(reference, candidate, scratch, build, eager)
 
     def close(self) -> None:
         while self._ready:
@@ -218,13 +220,14 @@ def for_pairs(spares: Spares | None, device: str, sandbox: Sandbox | None, pairs
 
 @contextmanager
 def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str, sandbox: Sandbox | None,
-                       memory_limit_bytes: int | None) -> Iterator[tuple[Worker, Worker, Path]]:
-    """An evaluation's reference and candidate workers and the candidate's scratch
-    folder, from ``spares`` where there are some, else started now; closed after."""
+                       memory_limit_bytes: int | None) -> Iterator[tuple[Worker, Worker, Path, Worker | None]]:
+    """An evaluation's reference and candidate workers, the candidate's scratch folder and a
+    worker started for eager's timing (None: none ready), from ``spares`` where there are some,
+    else started now; closed after."""
     if spares is not None:
         taken = spares.take(solution_sha256, memory_limit_bytes)
         try:
-            yield taken.reference, taken.candidate, taken.scratch
+            yield taken.reference, taken.candidate, taken.scratch, taken.eager
         finally:
             taken.finish()
         return
@@ -232,7 +235,7 @@ def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str,
         reference = Worker(worker_env(device))  # the problem's own needs: the default limit
         candidate = candidate_worker(device, solution_sha256, Path(tmp), sandbox, memory_limit_bytes)
         try:
-            yield reference, candidate, Path(tmp)
+            yield reference, candidate, Path(tmp), None
         finally:
             candidate.close()
             reference.close()
