@@ -31,15 +31,25 @@ GETTERS = ("getattr", "object.__getattribute__", "type.__getattribute__", "inspe
 
 class Dotted(str):
     """A dotted name; ``undecided`` says why the file binds its head to it and to something
-    else too (empty: decided)."""
+    else too (empty: decided), ``others`` the same name read through the other bindings."""
 
     undecided: str = ""
+    others: tuple[str, ...] = ()
+
+    def every(self) -> tuple[str, ...]:
+        return (self, *self.others)
 
 
 def _joined(head: str, *parts: str) -> Dotted:
     name = Dotted(".".join([head, *parts]))
     name.undecided = getattr(head, "undecided", "")
+    name.others = tuple(".".join([other, *parts]) for other in getattr(head, "others", ()))
     return name
+
+
+def every(name: str) -> tuple[str, ...]:
+    """``name`` and the names its head's other bindings give it (a loop over ``(sys, math)``)."""
+    return name.every() if isinstance(name, Dotted) else (name,)
 
 
 OWN_NAMES = ("self", "cls")  # read literally: the rules about a model's own attributes need them
@@ -114,6 +124,7 @@ class NameReader(ast.NodeVisitor):
         distinct = sorted(set(named))
         inner = next((m.undecided for m in named if getattr(m, "undecided", "")), "")
         head = Dotted(distinct[0])
+        head.others = tuple(distinct[1:])
         if len(distinct) > 1 or own or inner:
             head.undecided = inner or (f"`{node.id}` is bound to {' and to '.join(distinct)}"
                                        + (" and to a value of the file's own" if own else ""))

@@ -21,7 +21,7 @@ import ast
 import re
 
 from kbench.judge.guard import ALWAYS_FLAG, Finding
-from kbench.judge.guard.names import SETTERS, NameReader, matches
+from kbench.judge.guard.names import SETTERS, Dotted, NameReader, every, matches
 from kbench.judge.guard.reference_op import reference_op_findings
 from kbench.judge.guard.settings import (PRECISION_NEUTRAL, harmless_autocast, harmless_environment,
                                          harmless_setting)
@@ -232,6 +232,11 @@ class _Reader(NameReader):
         self.generic_visit(node)
 
     def used(self, name: str, node: ast.AST) -> None:
+        """A call of ``name`` (and of what the name's other bindings make it: each undecided)."""
+        for each in every(name):
+            self._used(each if each is name else _undecided(each, name), node)
+
+    def _used(self, name: str, node: ast.AST) -> None:
         if name in KERNEL_CALLS or name.endswith(".load_inline") or name == "load_inline":
             self.has_kernel = True
         checks = [
@@ -301,6 +306,10 @@ class _Reader(NameReader):
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
+        for each in every(name):
+            self._loaded(each if each is name else _undecided(each, name), node)
+
+    def _loaded(self, name: str, node: ast.AST) -> None:
         if self.low_precision_applies and matches(name, HALF_NAMES) and not matches(name, PRECISION_NEUTRAL) \
                 and id(node) not in self.precision_kept:
             self.add("low-precision", f"uses {name} in a float32 problem", node, name)
@@ -458,6 +467,13 @@ def _bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
         elif isinstance(node, ast.arg):
             bindings.setdefault(node.arg, []).append(None)
     return bindings
+
+
+def _undecided(name: str, like: str) -> Dotted:
+    """``name`` as undecided as ``like``: another binding of the same head."""
+    other = Dotted(name)
+    other.undecided = getattr(like, "undecided", "")
+    return other
 
 
 def _constant(node: ast.AST) -> bool:
