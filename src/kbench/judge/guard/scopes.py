@@ -178,7 +178,8 @@ class Scopes(ast.NodeVisitor):
         module = node.module or ""
         for alias in node.names:
             if alias.name != "*":
-                self.scope.bind(alias.asname or alias.name, Binding(path=f"{module}.{alias.name}" if module else alias.name))
+                path = f"{module}.{alias.name}" if module else alias.name
+                self.scope.bind(alias.asname or alias.name, Binding(path=path))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
