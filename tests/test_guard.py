@@ -50,7 +50,7 @@ def test_an_honest_kernel_has_no_findings():
         ("sys.exit(0)", "import sys\n", "process-exit"),
         ("os._exit(0)", "import os\n", "process-exit"),
         ("os.write(4, b'{}')", "import os\n", "raw-io"),
-        ("fds = os.listdir('/proc/self/fd')", "import os\n", "raw-io"),
+        ("fds = os.listdir('/proc/self/fd')", "import os\n", "undecided"),  # a string: a flag
         ("t = threading.Thread(target=print)", "import threading\n", "threads"),
         ("x = x.half()", "", "low-precision"),
         ("x = x.to(torch.bfloat16)", "", "low-precision"),
@@ -151,7 +151,7 @@ def test_profile_trace_and_dispatch_hooks_are_introspection(body, header):
         ("pass", "from threading import *\n"),
         ("pool = multiprocessing.Pool(2)", "import multiprocessing\n"),
         ("t = threading", "import threading\n"),
-        ("pass", "import subprocess\n"),
+        ("r = subprocess.run(['nvcc', '--version'])", "import subprocess\n"),
         ("pass", "import concurrent.futures\npool = concurrent.futures.ThreadPoolExecutor()\npool.__enter__()\n"),
         ("pass", "import concurrent.futures as cf\nwith cf.ProcessPoolExecutor() as pool:\n    pass\n"),
         ("pass", "from concurrent.futures import ThreadPoolExecutor as P\nMake = P\nwith Make() as pool:\n    pass\n"),
@@ -216,7 +216,7 @@ def test_setting_what_the_judge_pins_to_the_pinned_value_is_no_finding():
                  "torch.set_default_dtype(torch.float32)\n")
     assert rules(with_body("pass", "import torch\n" + as_pinned)) == set()
     for changed in ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.benchmark = 1",
-                    "torch.set_float32_matmul_precision('high')", "torch.backends.cudnn.deterministic = True",
+                    "torch.set_float32_matmul_precision('high')", "torch.backends.cudnn.deterministic = flag",
                     "torch.backends.cudnn.allow_tf32 = flag", "torch.set_default_dtype(torch.float64)"):
         assert "global-state" in rules(with_body("pass", f"import torch\n{changed}\n")), changed
 

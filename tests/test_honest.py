@@ -56,9 +56,10 @@ def test_row_is_well_formed(row: Honest) -> None:
     source = row.path.read_text()
     tree = ast.parse(source)
     assert any(isinstance(node, ast.ClassDef) and node.name == "ModelNew" for node in tree.body)
-    gpu_only = "cpp_extension" in source or "torch.cuda." in source or "triton.autotune" in source
+    gpu_only = row.language == "cuda" or "torch.cuda." in source or "triton.autotune" in source
     assert (row.devices == ("gpu",)) == gpu_only, "CUDA, streams, graphs and autotuning are GPU only, the rest not"
-    assert (row.language == "cuda") == ("cpp_extension" in source)
+    assert (row.language in ("cuda", "cpp")) == ("cpp_extension" in source)
+    assert (row.language == "cpp") == (row.devices == ("cpu",)), "C++ for the CPU reads host memory: CPU only"
     assert row.verified == ("cpu" in row.devices or row.file in RUN_ON_A_GPU), \
         "a GPU-only file stays unverified until a GPU run"
     assert not row.cpu_subset or "cpu" in row.devices

@@ -77,8 +77,19 @@ TRAITS = frozenset({
     "default-stream",         # CUDA launched with no stream (<<<blocks, threads>>>), KernelBench's usual form
     "autocast-off",           # the kernel launched inside torch.autocast(..., enabled=False)
     "parallel-builds",        # extensions built at once in a thread pool entered by `with` (joined at its end)
+    # Forms that names alone read as cheats (issue 58): what the name is bound to decides.
+    "module-named-variable",  # a variable named like a module: a tensor `signal`, a loop variable `gc`
+    "self-test-function",     # a top-level self-test function that only the `__main__` block calls (sys.exit)
+    "judge-environment",      # os.environ.setdefault of a variable the judge sets in every worker (TRITON_INTERPRET)
+    "slower-only-settings",   # settings that can only slow or keep precision (cudnn.deterministic, reductions off)
+    "system-information",     # /proc/cpuinfo read to choose build flags
+    "typing-final",           # `from torch.jit import Final` as a type annotation
+    "cast-up",                # torch.amp.custom_fwd(cast_inputs=torch.float32)
+    "native-thread-pool",     # an extension's C++ run on blocks from a thread pool forward opens and joins
+    "callable-object",        # a pybind11 object of the extension called through __call__
 })
-LANGUAGES = ("triton", "cuda")  # cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load)
+# cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load); cpp: C++ for the CPU built the same way
+LANGUAGES = ("triton", "cuda", "cpp")
 DEVICES = ("cpu", "gpu")
 
 
@@ -115,7 +126,7 @@ def _row(file: str, problem: str, traits: str, *, gpu_only: bool = False, langua
          flags: str = "", cpu_subset: bool = False, known: str = "") -> Honest:
     return Honest(
         file=file, problem=problem, language=language,
-        devices=("gpu",) if gpu_only else ("cpu", "gpu"),
+        devices=("gpu",) if gpu_only else ("cpu",) if language == "cpp" else ("cpu", "gpu"),
         traits=frozenset(traits.split()), style_flags=frozenset(flags.split()),
         cpu_subset=cpu_subset, verified=not gpu_only or file in RUN_ON_A_GPU, known_false_flags=frozenset(known.split()),
     )
@@ -176,6 +187,17 @@ CORPUS: list[Honest] = [
     _row("l1_sigmoid_custom_op.py", "level1/sigmoid", "custom-op one-launch huge-output"),
     _row("l1_relu_quiet_gc.py", "level1/relu", "quiet-gc one-launch huge-output"),
     _row("l1_hardsigmoid_autocast_off.py", "level1/hardsigmoid", "autocast-off one-launch huge-output"),
+    # Issue 58: rejected (or flagged) on a name or a string before rules read what names are bound to.
+    _row("l1_softsign_signal_tensor.py", "level1/softsign", "module-named-variable one-launch huge-output"),
+    _row("l1_selu_self_test_function.py", "level1/selu", "self-test-function one-launch huge-output"),
+    _row("l1_gelu_interpret_setdefault.py", "level1/gelu", "judge-environment one-launch huge-output"),
+    _row("l1_rms_norm_final_eps.py", "level1/rms_norm", "typing-final one-launch huge-output"),
+    _row("l1_gelu_tanh_custom_fwd.py", "level1/gelu_tanh", "cast-up one-launch huge-output"),
+    # --- level 1, C++ for the CPU (load_inline; CPU only: the kernels read host memory) ---------
+    _row("l1_relu_cpp_cpuinfo_flags.py", "level1/relu", "system-information one-launch", language="cpp"),
+    _row("l1_swish_cpp_thread_pool.py", "level1/swish", "native-thread-pool", language="cpp"),
+    _row("l1_leaky_relu_cpp_callable.py", "level1/leaky_relu", "callable-object one-launch", language="cpp"),
+    _row("l1_hardsigmoid_cpp_torch_library.py", "level1/hardsigmoid", "custom-op one-launch", language="cpp"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
@@ -230,6 +252,8 @@ CORPUS: list[Honest] = [
     _row("l2_gemm_bias_relu_custom_op.py", "level2/gemm_bias_relu", "custom-op kernelbench-style"),
     _row("l2_linear_gelu_model_subclass.py", "level2/linear_gelu", "reference-copied kernelbench-style"),
     _row("l2_gemm_bias_relu_tf32_off.py", "level2/gemm_bias_relu", "pinned-settings-restated kernelbench-style"),
+    _row("l2_conv2d_relu_deterministic.py", "level2/conv2d_relu", "slower-only-settings kernelbench-style"),
+    _row("l2_linear_gelu_reduced_precision_off.py", "level2/linear_gelu", "slower-only-settings kernelbench-style"),
     _row("l2_linear_gelu_seeded.py", "level2/linear_gelu", "seeded-outside-forward kernelbench-style",
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),
@@ -247,6 +271,7 @@ CORPUS: list[Honest] = [
     # --- level 3 -------------------------------------------------------------------------
     _row("l3_mlp_deep_relu_epilogues.py", "level3/mlp_deep_relu", "kernelbench-style"),
     _row("l3_mlp_deep_relu_dot.py", "level3/mlp_deep_relu", ""),
+    _row("l3_mlp_deep_relu_gc_loop.py", "level3/mlp_deep_relu", "module-named-variable kernelbench-style"),
     _row("l3_vae_mlp_epilogues.py", "level3/vae_mlp", "kernelbench-style multi-output", cpu_subset=True),
     _row("l3_resnet_basic_block_mixed.py", "level3/resnet_basic_block",
          "kernelbench-style mixed-pytorch workspace-per-call inplace-fresh-output", flags="torch-compute"),

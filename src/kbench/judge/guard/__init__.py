@@ -46,10 +46,12 @@ RULES: dict[str, str] = {
     "forged-report": "the candidate's process reported a value no honest worker can (a clock reading of NaN, "
                      "infinity or less than nothing)",
     "reference-interference": "the reference failed beside the candidate, and not alone (its memory or process taken)",
+    "undecided": "what another static rule names, where the reading cannot decide it is what the rule is about (a "
+                 "name bound to the module and to something else, a /proc path in a string): no evidence of an effect",
 }
 
 # Rules that only ever flag: evidence for a reviewer, never proof of cheating.
-ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case",
+ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case", "undecided",
                # The judge's clock bounds every call's time (kbench.judge.calls.trusted_times): a call that
                # reported too little is timed by that clock instead, so these describe, they do not decide.
                "trusted-clock", "timer-mismatch"}

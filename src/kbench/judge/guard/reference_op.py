@@ -124,6 +124,7 @@ ALLOCATION = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_lik
 
 def _computed_with(tree: ast.Module, nodes: list[ast.stmt], problem_dtype: str | None = None) -> set[str]:
     reader = _Calls(problem_dtype)
+    reader.read_scopes(tree)  # what each name is bound to, read from the whole file
     reader.visit(ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[]))
     for node in nodes:
         reader.visit(node)

@@ -28,7 +28,6 @@ import json
 import json.decoder
 import json.encoder
 import json.scanner
-import os
 import sys
 import time
 import types
@@ -39,8 +38,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from kbench.judge import state
 from kbench.judge.compare import leaves
-from kbench.judge.guard import Finding, captures
+from kbench.judge.guard import Finding
+from kbench.judge.guard.launches import PYTORCH_NAMESPACES, LaunchWatch
 from kbench.judge.guard.provenance import Provenance
+from kbench.judge.guard.settings import SLOWER_ONLY
 
 _equal = torch.equal
 _current_frames = sys._current_frames
@@ -66,17 +67,12 @@ STRUCTURAL_OPS = {
     "slice_scatter", "select_scatter", "as_strided_scatter", "diagonal_scatter", "record_stream",
 }
 
-# Operator namespaces of PyTorch and its own libraries: their operations are
-# PyTorch's. Any other namespace is an extension's (the solution's own kernels).
-PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized", "_quantized", "mkldnn", "onednn", "torchvision",
-                      "torchaudio", "fbgemm", "_c10d_functional", "c10d")
-
 
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
     "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.graphs", "kbench.judge.compare",
     "kbench.judge.state", "kbench.judge.wire", "kbench.judge.plain", "kbench.judge.failure", "kbench.judge.vmm",
-    "kbench.judge.guard", "kbench.judge.guard.provenance",
+    "kbench.judge.guard", "kbench.judge.guard.provenance", "kbench.judge.guard.launches",
 )
 # The library modules the worker reports through: its answers are JSON (written by
 # kbench.judge.wire, which keeps its own references, but watched all the same).
@@ -179,7 +175,8 @@ class RuntimeGuard:
             shown = ", ".join(sorted(replaced)[:5]) + (" ..." if len(replaced) > 5 else "")
             findings.append(Finding("patched-function", f"replaced while running: {shown}"))
         now = state.read()
-        changed = [f"{key}={now[key]!r}" for key in state.PINNED if now[key] != state.PINNED[key]]
+        changed = [f"{key}={now[key]!r}" for key in state.PINNED if now[key] != state.PINNED[key]
+                   and not (key in SLOWER_ONLY and now[key] == SLOWER_ONLY[key])]  # cudnn.deterministic
         device_now = state.read_device()
         # A set-aside larger than the context's own: one given back below it (an honest kernel
         # that ends with cudaDeviceSetLimit(..., 0) where the driver's default is not 0, as on
@@ -262,77 +259,6 @@ class CallWatch:
             if any(_overlap(leaf, other) for other in owned):
                 findings.append(Finding("output-aliases-input", f"{where} shares memory with an input or a parameter"))
         return findings
-
-
-KERNEL_PACKAGES = ("cupy", "numba")  # whatever forward calls there, it launches kernels the static rule accepts
-
-
-class LaunchWatch:
-    """Around one forward call: did it launch a kernel of the solution's own?
-
-    A profile hook sees a Triton kernel's launch (``run`` in Triton's runtime,
-    compiled or interpreted), every call of a function of a compiled extension
-    (``load_inline``/``load`` builds) and calls into CuPy or Numba; the
-    operation recorder sees operators an extension registered (outside
-    ``aten``); a replay of a CUDA graph that captured such launches is one
-    (``captures``). A forward that launches none
-    computes with PyTorch alone, whatever the source defines: ``no-kernel``.
-    ``chain``: the hook that was set before keeps being called (a watch around
-    a graph's capture, which may happen inside another watch).
-    """
-
-    def __init__(self, chain: bool = False) -> None:
-        self.launched: set[str] = set()
-        self._chain = chain
-        triton = sys.modules.get("triton")
-        self._triton = os.path.dirname(triton.__file__) + os.sep if getattr(triton, "__file__", None) else None
-        self._installed = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-        self._previous: Any = None
-
-    def __enter__(self) -> "LaunchWatch":
-        self._previous = sys.getprofile()
-        sys.setprofile(self._hook)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.setprofile(self._previous)
-
-    def _hook(self, frame: Any, event: str, arg: Any) -> None:
-        if self._chain and self._previous is not None:
-            self._previous(frame, event, arg)
-        if event == "call":
-            if self._triton and frame.f_code.co_name == "run" and frame.f_code.co_filename.startswith(self._triton):
-                self.launched.add("a Triton kernel")
-            elif str(frame.f_globals.get("__name__", "")).split(".")[0] in KERNEL_PACKAGES:
-                self.launched.add(frame.f_globals["__name__"])
-            elif captures.is_replay(frame.f_code):
-                replayed = captures.replayed_launches(frame.f_locals.get("self"))
-                if replayed:
-                    self.launched.add("a CUDA graph of " + ", ".join(sorted(replayed)))
-        elif event == "c_call":
-            module = str(getattr(arg, "__module__", None) or "")
-            if module.split(".")[0] in KERNEL_PACKAGES or self._from_an_extension(arg):
-                self.launched.add(f"{module}.{getattr(arg, '__name__', '?')}")
-
-    def _from_an_extension(self, function: Any) -> bool:
-        """A compiled function of a library loaded from outside the Python
-        installation, or bound by pybind11 in a module never imported by name
-        (``load_inline`` loads its module without registering it)."""
-        name = getattr(function, "__module__", None)
-        if not isinstance(name, str):
-            return False
-        module = sys.modules.get(name)
-        if module is None:  # a package's own bindings live in a package that is loaded
-            bound = type(getattr(function, "__self__", None)).__module__ == "pybind11_builtins"
-            return bound and name.split(".")[0] not in sys.modules
-        where = getattr(module, "__file__", None) or ""
-        return where.endswith((".so", ".pyd")) and not os.path.realpath(where).startswith(self._installed)
-
-    def findings(self, recorder: "OpRecorder") -> list[Finding]:
-        if self.launched or recorder.foreign_ops:
-            return []
-        return [Finding("no-kernel", "forward launched no kernel of its own at run time (no Triton launch, "
-                        "no function or operator of a compiled extension): it computes with PyTorch alone")]
 
 
 class RecordedCall:

@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
 
-from kbench.judge.guard import Finding
-from kbench.judge.guard.names import SETTERS, NameReader, matches
+from kbench.judge.guard import ALWAYS_FLAG, Finding
+from kbench.judge.guard.names import SETTERS, Dotted, NameReader, every, matches
 from kbench.judge.guard.reference_op import reference_op_findings
+from kbench.judge.guard.settings import (PRECISION_NEUTRAL, harmless_autocast, harmless_environment,
+                                         harmless_setting)
 from kbench.judge.self_test import without_self_tests
-from kbench.judge.state import PINNED
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
 # What keeps a function out of a compiler, or asks whether one runs (always no here: the judge
 # compiles no candidate): answers written to work under torch.compile use them; they compile nothing.
 COMPILE_EXCLUSIONS = ("torch._dynamo.disable", "torch._dynamo.allow_in_graph", "torch._dynamo.is_compiling",
-                      "torch.jit.ignore", "torch.jit.unused", "torch.jit.is_scripting", "torch.jit.is_tracing")
+                      "torch.jit.ignore", "torch.jit.unused", "torch.jit.is_scripting", "torch.jit.is_tracing",
+                      "torch.jit.Final", "torch.jit.annotate")  # typing: Final[int] as an annotation
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.cuda.jit", "cupy.")
 KERNEL_CALLS = (
     "triton.jit",  # the decorator called by hand: triton.jit(fn)
@@ -60,7 +61,11 @@ FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame",
 EXITS = ("sys.exit", "os._exit", "os.abort", "os.kill", "os.killpg", "signal.", "exit", "quit")
 OWN_FILE_USES = ("os.fdopen", "os.write", "os.close", "os.fsync")  # on a descriptor of tempfile.mkstemp
 RAW_IO = ("os.write", "os.read", "os.dup", "os.dup2", "os.fdopen", "os.open", "os.pipe", "os.sendfile", "os.close")
+# A path in a string is no effect: it flags (undecided) where it names a process's descriptors, memory
+# or standard streams; what is opened is the sandbox's and the results channel's to decide. The
+# system's own information (/proc/cpuinfo, read to choose build flags) is no finding.
 PROC_PATH = re.compile(r"/proc/|/dev/fd|/dev/std")
+SYSTEM_INFORMATION = re.compile(r"/proc/(cpuinfo|meminfo|loadavg|version|stat|uptime|sys/|driver/)")
 THREADING_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio")
 # What starts nothing: threading's locks (around a launch) and thread-local storage, and the
 # count of CPUs (to size a CPU kernel's threads); the modules themselves, imported, start nothing.
@@ -72,14 +77,14 @@ JOINED_POOLS = ("concurrent.futures.ThreadPoolExecutor",)
 # Modules whose import alone does nothing a rule names: what of them is used decides. Passed around
 # as a value (an alias, an argument) a module hides what of it is used: that is its rule's finding.
 MODULES_ALONE = {"threading": "threads", "multiprocessing": "threads", "concurrent": "threads",
-                 "concurrent.futures": "threads", "torch.jit": "torch-compile",
-                 "torch._dynamo": "torch-compile", "gc": "introspection"}
+                 "concurrent.futures": "threads", "subprocess": "threads", "_thread": "threads", "asyncio": "threads",
+                 "torch.jit": "torch-compile", "torch._dynamo": "torch-compile", "gc": "introspection",
+                 "signal": "process-exit"}
 PROCESS_CALLS = ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn")
 HALF_NAMES = ("torch.float16", "torch.half", "torch.bfloat16", "triton.language.float16",
               "triton.language.bfloat16", "torch.autocast", "torch.cuda.amp", "torch.amp")
 HALF_METHODS = {"half", "bfloat16"}
 HALF_IN_SOURCE = re.compile(r"\b(__half2?|half2|__nv_bfloat162?|__float2half\w*|__float2bfloat16\w*|wmma::)")
-TF32_KEYWORDS = {"allow_tf32": True}
 GLOBAL_STATE_CALLS = ("torch.set_default_dtype", "torch.set_default_tensor_type", "torch.set_default_device",
                       "torch.set_float32_matmul_precision", "torch.manual_seed", "torch.seed",
                       "torch.set_rng_state", "torch.random.", "torch.cuda.manual_seed", "torch.cuda.set_rng_state",
@@ -87,11 +92,6 @@ GLOBAL_STATE_CALLS = ("torch.set_default_dtype", "torch.set_default_tensor_type"
                       "torch.set_num_threads", "random.seed", "numpy.random.seed")
 SEEDS = ("torch.manual_seed", "torch.seed", "torch.random.manual_seed", "torch.random.seed", "torch.cuda.manual_seed",
          "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.seed_all", "random.seed", "numpy.random.seed")
-# Environment variables an answer sets for its own build (a CUDA extension's targets and jobs,
-# the toolchain, where extensions are built) or to debug its kernels; any other it sets (a
-# library's TF32 override, TORCH_ALLOW_TF32_CUBLAS_OVERRIDE) may change how PyTorch computes.
-BUILD_ENVIRONMENT = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "TORCH_EXTENSIONS_DIR",
-                     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "TORCH_SHOW_CPP_STACKTRACES")
 ENVIRONMENT_WRITES = ("os.environ.setdefault", "os.environ.__setitem__", "os.putenv")
 # Printing redirected (a build's output silenced): the judge's answers go on a pipe of their own.
 OUTPUT_STREAMS = ("sys.stdout", "sys.stderr")
@@ -144,9 +144,15 @@ class _Reader(NameReader):
                     self.docstrings.add(id(first.value))
         self.tree = node
         self.bindings = _bindings(node)
+        self.read_scopes(node)
         self.generic_visit(node)
 
-    def add(self, rule: str, message: str, node: ast.AST) -> None:
+    def add(self, rule: str, message: str, node: ast.AST, name: str | None = None) -> None:
+        """A finding; one read from a name the file binds to the module and to something else
+        too is a flag (``undecided``), not a rejection: the name is no evidence of which it is."""
+        undecided = getattr(name, "undecided", "")
+        if undecided and rule not in ALWAYS_FLAG:
+            rule, message = "undecided", f"{rule}: {message} ({undecided})"
         self.findings.append(Finding(rule, message, getattr(node, "lineno", None)))
 
     def imported(self, name: str, node: ast.AST) -> None:
@@ -156,7 +162,7 @@ class _Reader(NameReader):
             self.add("threads", f"imports {name}", node)
         if matches(name, ("kbench", "__main__")):
             self.add("harness-access", f"imports {name}", node)
-        if name in ("signal",) or name.startswith("signal."):
+        if matches(name, ("signal",)) and name not in MODULES_ALONE:
             self.add("process-exit", f"imports {name}", node)
         if _introspects(name):
             self.add("introspection", f"imports {name}", node)
@@ -168,7 +174,7 @@ class _Reader(NameReader):
             if matches(name, KERNEL_DECORATOR_PREFIXES) or name.startswith("triton"):
                 self.has_kernel = True
             if _compiles(name):
-                self.add("torch-compile", f"decorated with {name}", decorator)
+                self.add("torch-compile", f"decorated with {name}", decorator, name)
         self.functions.append(node.name)
         self.generic_visit(node)
         self.functions.pop()
@@ -198,6 +204,8 @@ class _Reader(NameReader):
     def visit_Call(self, node: ast.Call) -> None:
         if name := self.called(node):
             self.used(name, node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "load_inline":  # whatever holds the loader
+            self.has_kernel = True
         if isinstance(node.func, ast.Attribute) and node.func.attr in HALF_METHODS and self.low_precision_applies:
             self.add("low-precision", f".{node.func.attr}() in a float32 problem", node)
         for keyword in node.keywords:
@@ -206,22 +214,29 @@ class _Reader(NameReader):
                 self.add("low-precision", "allow_tf32=True", node)
             if keyword.arg == "input_precision" and isinstance(value, ast.Constant) and "tf32" in str(value.value):
                 self.add("low-precision", f"input_precision={value.value!r}", node)
-        if _autocast_off(name, node):  # with torch.autocast("cuda", enabled=False): float32 kept
+        if harmless_autocast(name, node, self.dotted):  # torch.autocast("cuda", enabled=False): float32 kept
             self.precision_kept.update(id(part) for part in [node.func, *node.args, *(k.value for k in node.keywords)])
         if name in ENVIRONMENT_WRITES:
-            self.environment_set(node.args[0] if node.args else None, node)
+            how = "setdefault" if name.endswith("setdefault") else "set"
+            self.environment_set(node.args[0] if node.args else None, node.args[1] if len(node.args) > 1 else None,
+                                 node, how, name)
         if name == "os.environ.update":
-            keys = [k for arg in node.args if isinstance(arg, ast.Dict) for k in arg.keys]
-            keys += [ast.Constant(keyword.arg) if keyword.arg else None for keyword in node.keywords]
-            for key in keys if keys or not node.args else [None]:
-                self.environment_set(key, node)
+            pairs = [(k, v) for arg in node.args if isinstance(arg, ast.Dict) for k, v in zip(arg.keys, arg.values)]
+            pairs += [(ast.Constant(keyword.arg) if keyword.arg else None, keyword.value) for keyword in node.keywords]
+            for key, value in pairs if pairs or not node.args else [(None, None)]:
+                self.environment_set(key, value, node, "set", name)
         if name in SETTERS and node.args:
             target = self.dotted(node.args[0]) or ""
             if target and not target.startswith("self") and target.split(".")[0] in self.aliases.values():
-                self.add("monkeypatch", f"{name} on module {target}", node)
+                self.add("monkeypatch", f"{name} on module {target}", node, target)
         self.generic_visit(node)
 
     def used(self, name: str, node: ast.AST) -> None:
+        """A call of ``name`` (and of what the name's other bindings make it: each undecided)."""
+        for each in every(name):
+            self._used(each if each is name else _undecided(each, name), node)
+
+    def _used(self, name: str, node: ast.AST) -> None:
         if name in KERNEL_CALLS or name.endswith(".load_inline") or name == "load_inline":
             self.has_kernel = True
         checks = [
@@ -235,7 +250,7 @@ class _Reader(NameReader):
             (DYNAMIC, "dynamic-access"),
             (STREAMS, "side-stream"),
         ]
-        pinned = isinstance(node, ast.Call) and bool(node.args) and _sets_as_pinned(name, node.args[0], self.dotted)
+        pinned = isinstance(node, ast.Call) and bool(node.args) and harmless_setting(name, node.args[0], self.dotted)
         current = name == "torch.cuda.stream" and isinstance(node, ast.Call) and bool(node.args) \
             and self._current_stream(node.args[0])
         harmless = {"global-state": self._harmless_seed(name) or pinned, "introspection": not _introspects(name),
@@ -244,9 +259,9 @@ class _Reader(NameReader):
                     "torch-compile": not _compiles(name)}
         for prefixes, rule in checks:
             if matches(name, prefixes) and not harmless.get(rule):
-                self.add(rule, f"uses {name}", node)
+                self.add(rule, f"uses {name}", node, name)
         if _starts_threads(name) and id(node) not in self.joined:
-            self.add("threads", f"uses {name}", node)
+            self.add("threads", f"uses {name}", node, name)
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         """``with ThreadPoolExecutor() as pool:`` joins the pool's threads where the block ends,
@@ -291,16 +306,21 @@ class _Reader(NameReader):
 
     def loaded(self, name: str, node: ast.AST) -> None:
         """A name read as a value (called or not), resolved through the imports."""
-        if self.low_precision_applies and matches(name, HALF_NAMES) and id(node) not in self.precision_kept:
-            self.add("low-precision", f"uses {name} in a float32 problem", node)
+        for each in every(name):
+            self._loaded(each if each is name else _undecided(each, name), node)
+
+    def _loaded(self, name: str, node: ast.AST) -> None:
+        if self.low_precision_applies and matches(name, HALF_NAMES) and not matches(name, PRECISION_NEUTRAL) \
+                and id(node) not in self.precision_kept:
+            self.add("low-precision", f"uses {name} in a float32 problem", node, name)
         if matches(name, ("sys.modules", "__main__", "__builtins__", "kbench")):
-            self.add("harness-access", f"uses {name}", node)
+            self.add("harness-access", f"uses {name}", node, name)
         if _introspects(name):
-            self.add("introspection", f"uses {name}", node)
+            self.add("introspection", f"uses {name}", node, name)
         if _starts_threads(name) and id(node) not in self.joined:
-            self.add("threads", f"uses {name}", node)
+            self.add("threads", f"uses {name}", node, name)
         if name in MODULES_ALONE:
-            self.add(MODULES_ALONE[name], f"uses {name}", node)
+            self.add(MODULES_ALONE[name], f"uses {name}", node, name)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
@@ -324,35 +344,39 @@ class _Reader(NameReader):
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load) and id(node) not in self.chain_parts:
-            self.loaded(self.aliases.get(node.id, node.id), node)
+        if isinstance(node.ctx, ast.Load) and id(node) not in self.chain_parts and (name := self.dotted(node)):
+            self.loaded(name, node)
 
     def visit_Assign(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
-            if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
-                self.environment_set(target.slice, node)
+            environ = self.dotted(target.value) if isinstance(target, ast.Subscript) else None
+            if environ == "os.environ":
+                value = node.value if isinstance(node, ast.Assign) else None
+                self.environment_set(target.slice, value, node, "set", environ)
                 continue
             for stored in _stored_attributes(target):
                 name = self.dotted(stored) or ""
                 root = name.split(".")[0]
                 if name.startswith("torch.backends"):
-                    if not (isinstance(node, ast.Assign) and _sets_as_pinned(name, node.value, self.dotted)):
-                        self.add("global-state", f"assigns {name}", node)
+                    if not (isinstance(node, ast.Assign) and harmless_setting(name, node.value, self.dotted)):
+                        self.add("global-state", f"assigns {name}", node, name)
                 elif root and root != "self" and root in self.modules() and name not in OUTPUT_STREAMS:
-                    self.add("monkeypatch", f"assigns {name}", node)
+                    self.add("monkeypatch", f"assigns {name}", node, name)
         self.generic_visit(node)
 
     visit_AugAssign = visit_Assign
     visit_AnnAssign = visit_Assign
 
-    def environment_set(self, key: ast.AST | None, node: ast.AST) -> None:
-        """``os.environ[key] = ...`` and its spellings: a build's variables are no finding."""
-        if isinstance(key, ast.Constant) and key.value in BUILD_ENVIRONMENT:
+    def environment_set(self, key: ast.AST | None, value: ast.AST | None, node: ast.AST, how: str,
+                        name: str | None) -> None:
+        """``os.environ[key] = value`` and its spellings: a build's variables, and one the judge
+        sets in every worker, are no finding (settings.harmless_environment)."""
+        if harmless_environment(key, value, how):
             return
         shown = f"the environment variable {key.value!r}" if isinstance(key, ast.Constant) else \
             "an environment variable of a computed name"
-        self.add("global-state", f"sets {shown}", node)
+        self.add("global-state", f"sets {shown}", node, name)
 
     def modules(self) -> set[str]:
         return {full.split(".")[0] for full in self.aliases.values()}
@@ -385,8 +409,9 @@ class _Reader(NameReader):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and id(node) not in self.docstrings:
-            if PROC_PATH.search(node.value):
-                self.add("raw-io", "names a /proc or /dev/fd path", node)
+            if any(not SYSTEM_INFORMATION.match(node.value, m.start()) for m in PROC_PATH.finditer(node.value)):
+                self.add("undecided", "raw-io: names a /proc or /dev/fd path (a string: what is opened, the "
+                         "sandbox and the results channel decide)", node)
             if self.low_precision_applies and HALF_IN_SOURCE.search(node.value):
                 self.add("low-precision", "half-precision types in kernel source", node)
             if STREAM_IN_SOURCE.search(node.value):
@@ -420,24 +445,6 @@ def check_source(source: str, problem_dtype: str = "float32", reference_source: 
     return list(unique.values())
 
 
-# The settings the judge pins (kbench.judge.state.PINNED), by the names that set them.
-PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision",
-             "torch.set_default_dtype": "default_dtype",
-             **{f"torch.backends.{key}": key for key in PINNED if key.startswith(("cuda.", "cudnn."))}}
-
-
-def _sets_as_pinned(name: str, value: ast.AST, dotted: Callable[[ast.AST], str | None]) -> bool:
-    """Setting a pinned setting to the value the judge pins it to (``allow_tf32 = False``, to
-    be sure of float32) changes nothing; the runtime rule still compares every setting."""
-    key = PINNED_BY.get(name)
-    if key is None:
-        return False
-    pinned = PINNED[key]
-    if isinstance(value, ast.Constant):
-        return type(value.value) is type(pinned) and value.value == pinned
-    return dotted(value) == pinned
-
-
 def _named_by_a_constant(name: str, node: ast.AST) -> bool:
     """``getattr(self, "bias", None)``, ``importlib.import_module("math")``: the name is read
     (names.py resolves it, and the rules see what it names); only a computed one hides it."""
@@ -462,9 +469,11 @@ def _bindings(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
     return bindings
 
 
-def _autocast_off(name: str, call: ast.Call) -> bool:
-    return matches(name, ("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast")) and any(
-        k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
+def _undecided(name: str, like: str) -> Dotted:
+    """``name`` as undecided as ``like``: another binding of the same head."""
+    other = Dotted(name)
+    other.undecided = getattr(like, "undecided", "")
+    return other
 
 
 def _constant(node: ast.AST) -> bool:
