@@ -15,16 +15,14 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from kbench.cli.common import HelpCommand, UsageError, usage_error, usage_errors
+from kbench.cli.common import STORE_OPTION, HelpCommand, UsageError, usage_error, usage_errors
 from kbench.cli.scores import RESAMPLES_OPTION, SEED_OPTION
 from kbench.cli.verdicts import print_verdict
 from kbench.core.verdict import Trial, Verdict
 from kbench.runs import views
 from kbench.runs.records import RunData, TurnRecord, finite
-from kbench.runs.store import DEFAULT_PATH, Store
+from kbench.runs.store import Store
 
-STORE_OPTION = typer.Option(DEFAULT_PATH, "--db", "--store", envvar="KBENCH_DB",
-                            help="The store file (env KBENCH_DB).")
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
 STATUS_COLOURS = {"correct": "green", "incorrect": "red", "rejected": "magenta", "pending": "bright_black"}
 
