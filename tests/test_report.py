@@ -9,6 +9,7 @@ import ast
 import os
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -342,3 +343,33 @@ def test_log_axes_are_labelled_at_1_2_5():
 
 def test_the_speedup_plot_has_1_2_5_labels(html):
     assert '"ticktext":["0.5","1","2","5"]' in html.replace(" ", "")  # base and next: speedups 0.8 to 3
+
+
+# --- issue 59: `make test` runs the browser tests, or stops saying why ------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_make_test_installs_and_requires_the_browser_and_ci_runs_the_readmes_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "make test\n" in readme
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert ci == ["make test"], "CI runs the README's test command, nothing beside it"
+    dry = subprocess.run(["make", "-n", "test", "VENV=/nonexistent-venv"], cwd=ROOT, capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "KBENCH_REQUIRE_BROWSER"})
+    assert dry.returncode == 0, dry.stderr
+    assert "bash tests/install-browser.sh" in dry.stdout and "KBENCH_REQUIRE_BROWSER=1 " in dry.stdout
+    skipped = subprocess.run(["make", "-n", "test", "KBENCH_REQUIRE_BROWSER=0"], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert "install-browser" not in skipped.stdout and "KBENCH_REQUIRE_BROWSER=0 " in skipped.stdout
+    counts = re.findall(r"\b\d[\d,]* (?:tests?|passed|skipped|failed|collected|xfailed)\b", readme)
+    assert counts == [], "test counts in the README go stale with the next test"
+
+
+def test_without_a_browser_or_a_way_to_install_one_the_set_up_says_why(tmp_path):
+    done = subprocess.run(["/bin/bash", str(ROOT / "tests" / "install-browser.sh")], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path)})  # no chromium, no apt-get
+    assert done.returncode == 1
+    assert "the report's browser tests need Chromium, and there is none on PATH and no apt-get" in done.stderr
+    assert "make test KBENCH_REQUIRE_BROWSER=0" in done.stderr
