@@ -94,7 +94,8 @@ def _argument_usage(param: Any) -> str:
 
 
 # How the help names what an option takes (instead of typer's <int range>, <list[str]>...).
-METAVARS = {"device": DEVICE, "size": SIZE, "policy": POLICY, "task": "TASK", "run": "NAME", "model": "PROVIDER/MODEL", "solutions": "DIR", "db": "PATH", "base_url": "URL",
+METAVARS = {"device": DEVICE, "size": SIZE, "policy": POLICY, "task": "TASK", "run": "NAME",
+            "model": "PROVIDER/MODEL", "solutions": "DIR", "db": "PATH", "base_url": "URL",
             "template": "NAME|FILE", "refine_template": "NAME|FILE", "gpu": "NAME", "reasoning_effort": "LEVEL",
             "option": "KEY=VALUE", "agent_version": "VERSION", "agent_env": "NAME", "prices": "FILE",
             "env_file": "FILE", "api_key_env": "NAME", "output": "PATH", "records_file": "FILE"}

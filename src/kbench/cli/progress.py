@@ -31,7 +31,8 @@ REFRESHES_PER_SECOND = 4
 
 
 @contextmanager
-def evaluation_progress(wanted: Optional[bool], label: str, plain: bool = False) -> Iterator[Optional["EvaluationProgress"]]:
+def evaluation_progress(wanted: Optional[bool], label: str,
+                        plain: bool = False) -> Iterator[Optional["EvaluationProgress"]]:
     """One evaluation's progress on stderr (``eval``, ``eval-patch``, ``demo``): on a terminal unless
     --no-progress, off one only with --progress (or --plain); as lines with --plain."""
     errors = make_console(stderr=True)

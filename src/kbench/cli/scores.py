@@ -193,7 +193,8 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
                                       for group in result.groups.values()))
         out.print(table)
         if result.ks:
-            at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems{_mark(result)}")
+            at_k = Table("p", *(f"k={k}" for k in result.ks),
+                         title=f"fast_p@k over {column}, all problems{_mark(result)}")
             for p in P_VALUES:
                 at_k.add_row(f"{p:g}", *(estimate_text(overall.fast_p_at_k[column][k][p]) for k in result.ks))
             out.print(at_k)

@@ -329,7 +329,8 @@ def _comparison_figure(go: Any, section: ComparisonSection) -> Any:
                                         error_y=_error_bars(estimates), marker_size=10))
     figure.add_hline(y=0.0, line_color="grey")
     figure.update_layout(title=f"{section.run_b} - {section.run_a}, paired over shared problems "
-                         f"({result.confidence:.0%} bootstrap intervals)" + (f" ({CPU_MARK})" if result.cpu_note else ""),
+                         f"({result.confidence:.0%} bootstrap intervals)"
+                         + (f" ({CPU_MARK})" if result.cpu_note else ""),
                          yaxis_title="difference B - A")
     return figure
 
