@@ -14,9 +14,6 @@ only" figures count only the correct solutions with no style flag (the guard's
 style rules: PyTorch, a compiler or lower precision doing part of the work,
 flagged rather than rejected under the default policy; docs/guard.md).
 
-A CPU run's speedups mean nothing (Triton through its interpreter: one sigmoid
-0.0017x to 0.18x): its score carries ``CPU_NOTE`` (``cpu_note`` in its JSON).
-
 A generated run with refinement turns is also scored by turn: the outcome of
 a sample after turn t is its best judged turn so far (``best_turn``), as an
 agent that keeps its best-judged solution would answer (docs/agent.md).
@@ -40,15 +37,16 @@ DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 PENDING = "pending"
 ALL = "all"
-# The mark every speedup measured on a CPU carries, wherever it is shown (score, compare, report, JSON).
+# A CPU run's speedups mean nothing (Triton through its interpreter: one sigmoid 0.0017x to 0.18x): the mark
+# every speedup measured on a CPU carries, wherever it is shown (score, compare, report, and JSON: cpu_note).
 CPU_MARK = "not meaningful on a CPU"
 CPU_NOTE = (f"{CPU_MARK}: these speedups were timed on a CPU, where Triton kernels run through Triton's "
             "interpreter, and say nothing about a GPU kernel's speed")
 
 
 def cpu_note(*devices: str | None) -> str | None:
-    """``CPU_NOTE`` where any of ``devices`` (the runs' devices) is the CPU, else None."""
-    return CPU_NOTE if any(device == "cpu" for device in devices) else None
+    """``CPU_NOTE`` where any of ``devices`` (the runs') is the CPU, else None."""
+    return CPU_NOTE if "cpu" in devices else None
 
 
 @dataclass(frozen=True)
@@ -299,8 +297,7 @@ def score_by_turn(
 
 
 def columns_of(data: RunData) -> tuple[str, ...]:
-    """The run's baseline columns, and any other a verdict carries, in order of appearance; none
-    for a run judged without timing (--no-timing), whose scores are correctness alone."""
+    """The run's baseline columns and any other a verdict carries, in order; none for --no-timing."""
     if not data.run.config.measure_time:
         return ()
     seen = dict.fromkeys(data.run.config.baselines)
@@ -360,8 +357,7 @@ def score(
     confidence: float = CONFIDENCE,
     device: str | None = None,
 ) -> Score:
-    """Scores of the whole selection and of each level; ``device``: the run's (a CPU's
-    speedups carry ``CPU_NOTE``)."""
+    """Scores of the whole selection and of each level; ``device``: the run's (for ``cpu_note``)."""
     ks = _k_values(problems)
     groups = {
         key: _score_group(group, columns, ks, Bootstrap(len(group), resamples, seed, confidence))
