@@ -23,6 +23,7 @@ def test_eval_json_carries_the_verdict_fields():
     assert verdict["device"] == "cpu"
     assert verdict["baselines"]["eager"]["runtime_ms"] > 0
     assert verdict["speedup"]["eager"] > 0
+    assert "not meaningful on a CPU" in verdict["cpu_note"]  # issue 59: a CPU's speedup says so in JSON too
 
 
 def test_a_failing_verdict_still_exits_zero_and_reads_well():
@@ -77,7 +78,7 @@ def test_eval_off_a_terminal_shows_progress_on_request_says_cpu_and_does_not_wra
     assert f"linear_tanh: timing the solution, round 1 of {TimingSettings.rounds}" in steps
     assert any(step.startswith("linear_tanh: timing the baselines (eager)") for step in steps)
     note = next(line for line in done.stdout.splitlines() if "note:" in line)
-    assert note.endswith("check nothing about a GPU kernel's speed")  # on one line, though longer than 80 columns
+    assert note.endswith("say nothing about a GPU kernel's speed")  # on one line, though longer than 80 columns
     assert "Triton's interpreter" in note and len(note) > 80
     assert "tolerance float32 atol 0.0001 rtol 0.0001" in done.stdout
     assert "median +-" in done.stdout and "%" in done.stdout and "e+0" not in done.stdout

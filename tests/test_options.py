@@ -108,3 +108,86 @@ def test_run_help_is_in_sections_and_old_spellings_still_work(tmp_path, monkeypa
         listed = CliRunner().invoke(app, ["problems", "list", "--level", level, "--json"])
         assert listed.exit_code == 0 and '"level1/relu"' in listed.output
     assert CliRunner().invoke(app, ["problems", "list", "--level", "first"]).exit_code == 2
+
+
+# One vocabulary (issue 59): an option means one thing, spelled one way, in every command that takes it.
+# The commands that read or write a store, and the ones that judge (a solution, a patch, a run of them).
+STORE_COMMANDS = {"run", "score", "compare", "export", "runs", "show", "report"}
+STORE_FLAGS = {"--db", "--store"}
+JUDGING_COMMANDS = {"eval", "eval-patch", "run"}
+# What every judging command takes: where to judge, how, and how it shows its progress and result.
+JUDGING_FLAGS = {"--device", "--timeout", "--size", "--trials", "--policy", "--timing", "--no-timing", "--sandbox",
+                 "--no-sandbox", "--json", "--progress", "--no-progress", "--plain"}
+# Other spellings of those: none may appear in any command.
+SYNONYMS = {"--database", "--db-path", "--store-path", "--measure-time", "--no-measure-time", "--no-time", "--time",
+            "--untimed", "--as-json", "--json-output", "--lines", "--log", "--quiet", "--no-bar", "--gpu-device",
+            "--time-limit", "--policy-name", "--no-sandboxing"}
+# An option's line in a command's help: its flags, then the value it takes (none for a switch).
+HELP_OPTION = re.compile(r"^  (?:-\w, )?(--[a-z][a-z0-9-]*)(?:, (--[a-z][a-z0-9-]*))?(?: / (--[a-z][a-z0-9-]*))?"
+                         r"(?: ([^ ]+))?(?:  |$)", re.MULTILINE)
+
+
+def help_text(name):
+    done = CliRunner().invoke(app, [*name.split(), "-h"], terminal_width=200)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def help_values(name):
+    """{--flag: the value name its help shows, or None for a switch} of a command."""
+    values = {}
+    for first, second, negative, value in HELP_OPTION.findall(help_text(name)):
+        for flag in filter(None, (first, second, negative)):
+            values[flag] = value or None
+    return values
+
+
+def long_flags(param):
+    return frozenset(flag for flag in [*param.opts, *param.secondary_opts] if flag.startswith("--"))
+
+
+def test_an_option_is_spelled_alike_in_every_command():
+    by_name: dict[str, dict[frozenset, list[str]]] = {}
+    by_flag: dict[str, set[str]] = {}
+    for name, command in commands():
+        for param in command.params:
+            if param.param_type_name != "option":
+                continue
+            by_name.setdefault(param.name, {}).setdefault(long_flags(param), []).append(name)
+            for flag in long_flags(param):
+                by_flag.setdefault(flag, set()).add(param.name)
+    spelled_apart = {name: {"/".join(sorted(flags)): where for flags, where in spellings.items()}
+                     for name, spellings in by_name.items() if len(spellings) > 1}
+    assert spelled_apart == {}, "one option, spelled differently in different commands"
+    assert {flag: names for flag, names in by_flag.items() if len(names) > 1} == {}
+    synonyms = {name: sorted(set(options(command)) & SYNONYMS) for name, command in commands()}
+    assert {name: found for name, found in synonyms.items() if found} == {}
+
+
+def test_every_command_that_reads_a_store_takes_the_same_store_option():
+    for name, command in commands():
+        store = [param for param in command.params if long_flags(param) & STORE_FLAGS]
+        if name not in STORE_COMMANDS:
+            assert store == [], f"kbench {name} reads a store: add it to STORE_COMMANDS"
+            continue
+        assert len(store) == 1 and long_flags(store[0]) == STORE_FLAGS, f"kbench {name}'s store option"
+        assert store[0].envvar == "KBENCH_DB"
+        assert help_values(name)["--store"] == "PATH"
+
+
+def test_every_judging_command_takes_the_same_timing_and_output_options():
+    shown = {name: help_values(name) for name in sorted(JUDGING_COMMANDS)}
+    missing = {name: sorted(JUDGING_FLAGS - set(values)) for name, values in shown.items()}
+    assert {name: flags for name, flags in missing.items() if flags} == {}, "judging commands without a shared option"
+    for flag in sorted(JUDGING_FLAGS):
+        assert len({values[flag] for values in shown.values()}) == 1, f"{flag}: {[v[flag] for v in shown.values()]}"
+
+
+@pytest.mark.parametrize("name", [name for name, _ in commands()])
+def test_help_names_values_not_types(name):
+    """``--timeout SECONDS`` and ``RUN``, never typer's ``<float range>`` or ``{run}``."""
+    text = help_text(name)
+    usage = text.splitlines()[0]
+    assert not re.search(r"[<{]", usage), usage
+    first_columns = [line[2:].split("  ")[0] for line in re.findall(r"^  \S.*$", text, re.MULTILINE)]
+    assert [column for column in first_columns if re.search(r"<[a-z]|\{[a-z]", column)] == []

@@ -9,6 +9,7 @@ import ast
 import os
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -65,11 +66,23 @@ def test_the_page_holds_every_problem_reason_manifest_and_flip(html):
         assert html.count(problem.problem_id) >= 2  # in each run's table
     assert "made by hand: compile_error" in html and "incorrect: values differ at trial 0" in html
     assert "kbench run --run base" in html and "abcdef123456" in html  # the manifest: command and revision
-    assert "judged on a CPU" in html and "incomplete: 1 problem not fully evaluated" in html
+    assert "timed on a CPU" in html and "incomplete: 1 problem not fully evaluated" in html
     flips = html[html.index("Problems whose status flipped"):]
     flipped = re.findall(r"<tr><td>([\w/]+)</td>", flips[: flips.index("</table>")])
     assert sorted(flipped) == ["level1/gelu", "level1/relu", "level2/gemm_relu"]
     assert "Comparison: next &minus; base" in html
+
+
+def test_every_speedup_figure_of_a_cpu_run_is_marked(html):
+    """Issue 59: the geomean intervals, the fast_p tables and the comparison of runs timed on a CPU
+    say that their speedups mean nothing there, beside the figures, not only in a note above."""
+    assert "<th>geomean speedup (eager) (not meaningful on a CPU)</th>" in html
+    assert "<caption>fast_p over eager (not meaningful on a CPU)</caption>" in html
+    assert "shared problems, then B &minus; A by level (not meaningful on a CPU)</caption>" in html
+    gpu = base_run()
+    gpu = replace(gpu, run=replace(gpu.run, config=replace(gpu.run.config, device="cuda:0")))
+    page = report.render([gpu], resamples=RESAMPLES)
+    assert "<th>geomean speedup (eager)</th>" in page and "not meaningful on a CPU" not in page
 
 
 def test_text_from_the_store_is_escaped():
@@ -233,7 +246,7 @@ def test_the_report_shows_kernels_only_beside_the_headline_and_each_samples_styl
     header, first = scores.split("</thead>")[0], scores.split("<tbody>")[1].split("</tr>")[0]
     assert "correct, kernels only" in header
     assert re.findall(r"<td class=\"num\">([\d.]+)", first)[1:3] == ["1.000", "0.500"]  # problems, then 2/2 and 1/2
-    fast_p = page[page.index('<caption>fast_p over eager</caption>'):]
+    fast_p = page[page.index('<caption>fast_p over eager (not meaningful on a CPU)</caption>'):]
     assert "all, kernels only" in fast_p.split("</thead>")[0]
     row_1 = next(row for row in fast_p.split("<tr>") if row.startswith("<th>1</th>"))
     assert re.findall(r'<td class="num[^"]*">([\d.]+)', row_1) == ["1.000", "1.000", "0.500", "0.500"]  # all, level 1
@@ -330,3 +343,33 @@ def test_log_axes_are_labelled_at_1_2_5():
 
 def test_the_speedup_plot_has_1_2_5_labels(html):
     assert '"ticktext":["0.5","1","2","5"]' in html.replace(" ", "")  # base and next: speedups 0.8 to 3
+
+
+# --- issue 59: `make test` runs the browser tests, or stops saying why ------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_make_test_installs_and_requires_the_browser_and_ci_runs_the_readmes_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "make test\n" in readme
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert ci == ["make test"], "CI runs the README's test command, nothing beside it"
+    dry = subprocess.run(["make", "-n", "test", "VENV=/nonexistent-venv"], cwd=ROOT, capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "KBENCH_REQUIRE_BROWSER"})
+    assert dry.returncode == 0, dry.stderr
+    assert "bash tests/install-browser.sh" in dry.stdout and "KBENCH_REQUIRE_BROWSER=1 " in dry.stdout
+    skipped = subprocess.run(["make", "-n", "test", "KBENCH_REQUIRE_BROWSER=0"], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert "install-browser" not in skipped.stdout and "KBENCH_REQUIRE_BROWSER=0 " in skipped.stdout
+    counts = re.findall(r"\b\d[\d,]* (?:tests?|passed|skipped|failed|collected|xfailed)\b", readme)
+    assert counts == [], "test counts in the README go stale with the next test"
+
+
+def test_without_a_browser_or_a_way_to_install_one_the_set_up_says_why(tmp_path):
+    done = subprocess.run(["/bin/bash", str(ROOT / "tests" / "install-browser.sh")], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path)})  # no chromium, no apt-get
+    assert done.returncode == 1
+    assert "the report's browser tests need Chromium, and there is none on PATH and no apt-get" in done.stderr
+    assert "make test KBENCH_REQUIRE_BROWSER=0" in done.stderr

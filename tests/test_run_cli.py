@@ -299,3 +299,103 @@ def test_a_command_agents_evaluate_tool_judges_at_the_runs_precision(tmp_path):
     own = CommandProvider("/bin/true", judge=JudgeSettings("cpu", "small", 2, 60.0, "lenient", dtype="bfloat16"),
                           time_limit=10, version="1")
     assert "--precision" not in own._evaluate_command(tmp_path / "c.py", tmp_path / "p.py", [])
+
+
+# --- issue 59: one writer per run, builds ahead by default, --no-timing for runs too ------------------
+
+HOLDER = """
+import sys, time
+from kbench.runs.writer import claimed
+with claimed(sys.argv[1], sys.argv[2]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_second_run_of_a_run_being_judged_refuses_at_once_and_a_dead_holder_blocks_nothing(cli, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from kbench.runs import writer
+
+    problems, solutions = setup_run(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "kbench.db"), "r"], stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu")
+        assert done.exit_code == writer.BUSY_EXIT == 4, done.output
+        assert f"run 'r' is being judged by pid {holder.pid} on " in " ".join(done.output.split())
+        assert cli.judge.calls == [] and not (tmp_path / "kbench.db").exists()  # refused before the store opened
+        other = cli("run", "--run", "other", "-s", solutions, "-p", problems, "--device", "cpu")
+        assert other.exit_code == 0, other.output  # another run of the same store is not held
+    finally:
+        holder.send_signal(signal.SIGKILL)  # as a lost machine or kill -9 would end it: the lock file stays
+        holder.wait()
+    assert writer.lock_path(tmp_path / "kbench.db", "r").exists()
+    done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu")
+    assert done.exit_code == 0, done.output
+    assert not writer.lock_path(tmp_path / "kbench.db", "r").exists()  # released at the end
+
+
+def test_an_empty_patch_is_a_usage_error_and_an_empty_verdict_says_so(tmp_path):
+    from kbench.repo import Patch, evaluate_patch, find_task
+
+    empty = tmp_path / "fix.patch"
+    empty.write_text("\n")
+    done = CliRunner().invoke(app, ["eval-patch", str(empty), "--task", "tinylm/fused-rmsnorm", "--device", "cpu"])
+    assert done.exit_code == 2 and f"patch file {empty} is empty: nothing to judge" in " ".join(done.output.split())
+    assert "allow-empty" not in done.output and len(done.output.strip().splitlines()) <= 2
+    verdict = evaluate_patch(find_task("tinylm/fused-rmsnorm"), Patch(""), "cpu", expert=False, sandbox=False)
+    assert (verdict.status, verdict.reason) == ("compile_error", "the patch is empty: it changes nothing")
+
+
+def test_builds_run_ahead_by_default_on_gpus_and_never_on_a_cpu(monkeypatch):
+    import kbench.judge.executor as executor
+    from kbench.judge.builds import build_slots
+
+    assert executor.default_build_jobs(["cuda:0"], cpus=16) == 10 == build_slots(14, 1, 16, judging=True)
+    assert executor.default_build_jobs(["cuda:0", "cuda:1"], cpus=16) == 8
+    assert executor.default_build_jobs(["cuda:0"], cpus=2) == 1  # at least one: the GPU would wait for every build
+    assert executor.default_build_jobs(["cpu"], cpus=16) == 0  # the CPU's evaluations run on the cores
+    made = []
+
+    class Recorder:
+        def __init__(self, devices, build_jobs=0, ahead=None):
+            made.append((list(devices), build_jobs, ahead))
+
+    monkeypatch.setattr(cli_runs.judge, "LocalExecutor", Recorder)
+    monkeypatch.setattr(cli_runs, "default_build_jobs", lambda devices: executor.default_build_jobs(devices, cpus=16))
+    assert isinstance(cli_runs._executor("local", None, None, None, "cuda:0"), Recorder)
+    assert cli_runs._executor("local", None, None, None, "cuda:0", sandbox=False) is not None
+    assert made == [(["cuda:0"], 10, None), (["cuda:0"], 10, False)]  # no spare workers unsandboxed
+    assert cli_runs._executor("local", None, None, 0, "cuda:0") is None  # --build-jobs 0: each builds its own
+    assert cli_runs._executor("local", None, None, None, "cpu") is None  # in turn on a CPU
+    monkeypatch.setattr(executor, "resolve_device", lambda device: device)
+    monkeypatch.setattr(executor, "available_cpus", lambda: 16)
+    assert executor.make_executor("local", ["cuda:0"]).build_jobs == 10  # evaluate_many's default
+    assert executor.make_executor("local", ["cuda:0"], 0).build_jobs == 0
+    help_text = " ".join(CliRunner().invoke(app, ["run", "-h"], terminal_width=200).output.split())
+    assert "[default: on GPUs, what the CPUs beside them take (10 on 16 CPUs and one GPU); none on a CPU" in help_text
+
+
+def test_a_run_without_timing_judges_correctness_only_and_scores_no_speedup(cli, tmp_path, monkeypatch):
+    problems, solutions = setup_run(tmp_path)
+    asked = []
+    judge = cli.judge
+
+    def untimed(problem, solution, device, *, measure_time=True, **options):
+        asked.append(measure_time)
+        return judge(problem, solution, device, **options)
+
+    monkeypatch.setattr(cli_runs, "evaluate", untimed)
+    done = cli("run", "--run", "r", "-s", solutions, "-p", problems, "--device", "cpu", "--no-timing", "--json")
+    assert done.exit_code == 0, done.output
+    assert asked == [False] * 3
+    document = json.loads(done.stdout)
+    assert document["columns"] == [] and document["fast_p"] == {} and document["correct_rate"] == 1.0
+    assert document["manifest"]["config"]["measure_time"] is False and document["cpu_note"] is None
+    again = cli("run", "--run", "r", "--timing")
+    assert again.exit_code == 2 and "measure_time: stored False, now True" in again.output
+    assert "not timed (--no-timing): correctness only" in cli("score", "r").output

@@ -1,6 +1,7 @@
 """Scores from hand-made runs whose answers are worked out by hand in the comments."""
 
 import itertools
+import json
 import math
 from dataclasses import replace
 
@@ -314,3 +315,35 @@ def test_the_per_turn_table_counts_status_flips_of_the_same_solution():
     assert "1 samples changed status between turns with the same solution" in text
     document = score_document(resent, score(outcomes(resent), columns_of(resent)))
     assert [document["by_turn"][t]["same_solution_flips"] for t in ("1", "2")] == [0, 1]
+
+
+def test_speedups_timed_on_a_cpu_carry_their_note_wherever_a_score_shows_them(tmp_path):
+    """Issue 59: on a CPU (Triton through its interpreter) a speedup means nothing, so score, compare
+    and their JSON say so beside the figures; a GPU run's score carries no such note."""
+    from typer.testing import CliRunner
+    from view_fixtures import make_store
+
+    from kbench.cli import app
+
+    assert five_score(device="cuda:0").cpu_note is None and five_score(device="cuda:0").to_dict()["cpu_note"] is None
+    assert "not meaningful on a CPU" in five_score(device="cpu").to_dict()["cpu_note"]
+    store = make_store(tmp_path / "kbench.db")
+
+    def kbench(*args):
+        done = CliRunner().invoke(app, [*args, "--store", str(store), "--resamples", "200"], terminal_width=250)
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    assert "not meaningful on a CPU" in json.loads(kbench("score", "base", "--json"))["cpu_note"]
+    text = kbench("score", "base")
+    assert "note: not meaningful on a CPU" in text and "fast_p over eager; kernels only (correct with no style " \
+        "flag) (not meaningful on a CPU)" in " ".join(text.split())
+    assert "not meaningful on a CPU" in json.loads(kbench("compare", "base", "next", "--json"))["cpu_note"]
+    compared = kbench("compare", "base", "next")
+    assert "note: not meaningful on a CPU" in compared
+    assert "paired difference B - A (not meaningful on a CPU)" in compared
+    exported = CliRunner().invoke(app, ["export", "base", "-o", "-", "--store", str(store)])
+    samples = [json.loads(line) for line in exported.output.splitlines()[1:]]
+    assert samples and all("not meaningful on a CPU" in sample["cpu_note"] for sample in samples)
+    shown = CliRunner().invoke(app, ["show", "base", "--store", str(store)]).output
+    assert shown.splitlines()[0].endswith("; speedups not meaningful on a CPU")

@@ -4,7 +4,8 @@ Exit status: 0 whenever a verdict was reached (whatever it says); 2 for usage
 errors (a missing file, an unknown device, an unusable problem file); 1 for
 work a pipeline should stop on: ``kbench audit`` finding a flagged or broken
 problem (``--fail-on``), a ``kbench run`` that judged nothing because everything
-failed outside the candidates, or that ``--fail-on-error N`` stopped.
+failed outside the candidates, or that ``--fail-on-error N`` stopped; 4 for a ``kbench run``
+of a run another process is judging (kbench.runs.writer).
 
 One module per command group, each only parsing options and printing:
 ``evaluate`` (eval, baseline, demo), ``problems`` (list, show), ``audit``, ``tasks`` (tasks list, show,

@@ -30,8 +30,13 @@ SECTIONS = (PROBLEMS, SOLUTIONS, JUDGE, EXECUTION, STORE)
 DEVICE = "cpu|cuda|cuda:N"
 SIZE = "auto|" + "|".join(SIZES)
 POLICY = "lenient|strict|off"
-DB_OPTION = typer.Option(DEFAULT_PATH, "--db", envvar="KBENCH_DB", help="The store file (env KBENCH_DB).",
-                         rich_help_panel=STORE)
+# Every command that reads or writes a store takes it alike: --db or --store, or $KBENCH_DB.
+STORE_FLAGS = ("--db", "--store")
+STORE_OPTION = typer.Option(DEFAULT_PATH, *STORE_FLAGS, envvar="KBENCH_DB", metavar="PATH",
+                            help="The store file (env KBENCH_DB).", rich_help_panel=STORE)
+# The output options every judging command (eval, eval-patch, run) takes alike.
+PROGRESS_HELP = "Show the step the judge is at, with the time elapsed, on stderr [default: on a terminal]."
+PLAIN_HELP = "The steps as lines, for logs, never a live display (the default off a terminal)."
 # Off a terminal (a log, CI, a pipe) tables get this width and lines are never wrapped.
 LOG_WIDTH = 200
 
@@ -50,6 +55,11 @@ class HelpCommand(TyperCommand):
     (for a default that depends, say on the device) replaces the one typer adds, in a
     single bracket with the value's range, at the end."""
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """``[OPTIONS] SOLUTION [PROBLEM] RUNS...``: arguments by name, not typer's ``{solution}``."""
+        return [self.options_metavar or "[OPTIONS]",
+                *(_argument_usage(p) for p in self.get_params(ctx) if p.param_type_name == "argument")]
+
     def format_options(self, ctx: Any, formatter: Any) -> None:
         arguments, sections = [], {}
         for param in self.get_params(ctx):
@@ -58,8 +68,8 @@ class HelpCommand(TyperCommand):
             record = param.get_help_record(ctx)
             if record is None:
                 continue
-            if param.param_type_name == "argument":
-                arguments.append(record)
+            if param.param_type_name == "argument":  # its name, and typer's help without its <type>
+                arguments.append((_argument_name(param), record[1]))
             else:
                 panel = getattr(param, "rich_help_panel", None) or "Options"
                 sections.setdefault(panel, []).append((record[0], one_default(record[1])))
@@ -75,8 +85,17 @@ class HelpCommand(TyperCommand):
                     formatter.write_dl(sections[name])
 
 
+def _argument_name(param: Any) -> str:
+    return param.name.upper() + ("..." if param.nargs != 1 else "")
+
+
+def _argument_usage(param: Any) -> str:
+    return _argument_name(param) if param.required else f"[{_argument_name(param)}]"
+
+
 # How the help names what an option takes (instead of typer's <int range>, <list[str]>...).
-METAVARS = {"run": "NAME", "model": "PROVIDER/MODEL", "solutions": "DIR", "db": "PATH", "base_url": "URL",
+METAVARS = {"device": DEVICE, "size": SIZE, "policy": POLICY, "task": "TASK", "run": "NAME",
+            "model": "PROVIDER/MODEL", "solutions": "DIR", "db": "PATH", "base_url": "URL",
             "template": "NAME|FILE", "refine_template": "NAME|FILE", "gpu": "NAME", "reasoning_effort": "LEVEL",
             "option": "KEY=VALUE", "agent_version": "VERSION", "agent_env": "NAME", "prices": "FILE",
             "env_file": "FILE", "api_key_env": "NAME", "output": "PATH", "records_file": "FILE"}

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 import typer
 from rich.markup import escape
@@ -13,9 +12,9 @@ from rich.rule import Rule
 from rich.table import Table
 
 from kbench.cli import verdicts
-from kbench.cli.common import (DECIDE_AT, DECIDE_AT_HELP, DEVICE, POLICY, SIZE, HelpCommand, decide_points,
-                               make_console, split_names, usage_error)
-from kbench.cli.progress import EvaluationProgress
+from kbench.cli.common import (DECIDE_AT, DECIDE_AT_HELP, DEVICE, PLAIN_HELP, POLICY, PROGRESS_HELP, SIZE, HelpCommand,
+                               decide_points, make_console, split_names, usage_error)
+from kbench.cli.progress import evaluation_progress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
@@ -31,23 +30,9 @@ CUDA_GRAPH_HELP = "Time replays of one captured CUDA graph, for problems made of
 EXAMPLES_DIR = SUITE_DIR / "examples"
 PRECISION_HELP = ("Cast the problem as KernelBench does: floating-point inputs and weights in fp16 or bf16, at the "
                   "file's sizes, tolerance 1e-2 (not its own --dtype variant).")
-PROGRESS_HELP = "Show the step the judge is at, with the time elapsed, on stderr [default: on a terminal]."
-PLAIN_HELP = "The steps as lines, for logs, never a live display (the default off a terminal)."
 DEVICE_HELP = "Where to judge [default: cuda if present, else cpu]."
 SIZE_HELP = "The problem's sizes (auto: small on a CPU)."
 console = make_console()
-
-
-@contextmanager
-def _progress(wanted: Optional[bool], label: str, plain: bool = False) -> Iterator[Optional[EvaluationProgress]]:
-    """One evaluation's progress on stderr: on a terminal unless --no-progress, off one only with --progress
-    (or --plain); as lines with --plain."""
-    errors = make_console(stderr=True)
-    if not (wanted if wanted is not None else errors.is_terminal or plain):
-        yield None
-        return
-    with EvaluationProgress(errors, label, plain=plain) as shown:
-        yield shown
 
 
 def _checked_device(device: Optional[str]) -> str:
@@ -98,7 +83,7 @@ def eval_command(
         check_policy(policy)
         prob, dtype = _cast(find_problem(problem), dtype, precision)
         sol = Solution.from_file(solution)
-        with _progress(progress, prob.id, plain) as shown:
+        with evaluation_progress(progress, prob.id, plain) as shown:
             verdict = evaluate(
                 prob, sol, dev, size=size, trials=trials, timeout=timeout, measure_time=timing, policy=policy,
                 dtype=dtype, baselines=split_names(baseline) or ("eager",),
@@ -112,7 +97,7 @@ def eval_command(
         make_console(stderr=True).print(f"[red]no verdict:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(code=3) from exc
     if as_json:
-        typer.echo(verdict.to_json())
+        typer.echo(verdicts.verdict_json(verdict))
     else:
         verdicts.print_verdict(console, verdict)
 
@@ -194,7 +179,7 @@ def demo(
     for example in sorted(EXAMPLES_DIR.glob("*.py")):
         problem_id = f"level1/{example.stem}"
         console.print(Rule(f"{problem_id}  <-  examples/{example.name}"), width=min(console.width, 100))
-        with _progress(progress, problem_id, plain) as shown:
+        with evaluation_progress(progress, problem_id, plain) as shown:
             verdict = evaluate(problem_id, example, dev, timeout=timeout, progress=shown)
         verdicts.print_verdict(console, verdict)
         judged.append(verdict)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 from rich.console import Console
 from rich.progress import (
@@ -20,12 +21,26 @@ from rich.progress import (
 )
 
 from kbench.cli import verdicts
-from kbench.cli.common import counts_text
+from kbench.cli.common import counts_text, make_console
 from kbench.runs.records import RETRIED_STATUSES, EvaluationRecord, TurnRecord
+from kbench.runs.score import CPU_MARK
 
 # A live display redraws from a thread of the judge's process: seldom, so that it
 # seldom holds the interpreter while the judge stamps a call on its clock.
 REFRESHES_PER_SECOND = 4
+
+
+@contextmanager
+def evaluation_progress(wanted: Optional[bool], label: str,
+                        plain: bool = False) -> Iterator[Optional["EvaluationProgress"]]:
+    """One evaluation's progress on stderr (``eval``, ``eval-patch``, ``demo``): on a terminal unless
+    --no-progress, off one only with --progress (or --plain); as lines with --plain."""
+    errors = make_console(stderr=True)
+    if not (wanted if wanted is not None else errors.is_terminal or plain):
+        yield None
+        return
+    with EvaluationProgress(errors, label, plain=plain) as shown:
+        yield shown
 
 
 class EvaluationProgress:
@@ -68,7 +83,7 @@ def _counts(records: list[EvaluationRecord]) -> dict[str, int]:
 def _speedups(speedup: dict[str, float | None], verdict: dict[str, Any] | None) -> str:
     shown = ", ".join(f"{s:.3g}x {column}" for column, s in speedup.items() if s is not None)
     if shown and (verdict or {}).get("device") == "cpu":
-        shown += f", {verdicts.CPU_SHORT}"
+        shown += f", {CPU_MARK}"
     return shown
 
 

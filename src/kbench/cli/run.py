@@ -7,7 +7,7 @@ import re
 import signal
 import threading
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator, List, Optional
 
@@ -20,7 +20,7 @@ from kbench.agents import loop as agent
 from kbench.agents.providers import Sampling
 from kbench.cli import model_run, repo_run, run_settings
 from kbench.cli.common import (
-    DB_OPTION,
+    STORE_OPTION,
     DEVICE,
     EXECUTION,
     JUDGE,
@@ -37,6 +37,7 @@ from kbench.cli.common import (
     decide_points,
     make_console,
     split_names,
+    usage_error,
     usage_errors,
 )
 from kbench.cli.progress import BarProgress, ErrorLimit, PlainProgress, QuietProgress, TooManyFailures
@@ -44,8 +45,9 @@ from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
 from kbench.cli.verdicts import one_line
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
+from kbench.judge.executor import default_build_jobs
 from kbench.runs import rejudge as rejudge_run
-from kbench.runs import runner
+from kbench.runs import runner, writer
 from kbench.runs.manifest import RunConfig
 from kbench.runs.records import RETRIED_STATUSES, finite
 from kbench.runs.repo_score import TRACK as REPO_TRACK
@@ -138,7 +140,7 @@ def run_command(
                                   rich_help_panel=SOLUTIONS),
     api_key_env: Optional[str] = typer.Option(None, help="The variable holding the API key [default: "
                                               "OPENAI_API_KEY or ANTHROPIC_API_KEY].", rich_help_panel=SOLUTIONS),
-    db: Path = DB_OPTION,
+    db: Path = STORE_OPTION,
     device: Optional[str] = typer.Option(None, metavar=DEVICE, help="Where to judge [default: cuda if present, "
                                          "else cpu].", rich_help_panel=JUDGE),
     baseline: Optional[List[str]] = typer.Option(None, metavar="eager,compile,...",
@@ -157,6 +159,9 @@ def run_command(
                                          rich_help_panel=JUDGE),
     cuda_graph: Optional[bool] = typer.Option(None, "--cuda-graph/--no-cuda-graph", help="Time by CUDA-graph "
                                               "replays (docs/timing.md) [default: no].", rich_help_panel=JUDGE),
+    timing: Optional[bool] = typer.Option(None, "--timing/--no-timing", help="Time correct candidates against the "
+                                          "baseline columns; --no-timing checks correctness only, and the scores "
+                                          "then have no speedups [default: timing].", rich_help_panel=JUDGE),
     pairs: Optional[int] = typer.Option(None, min=1, help="Evaluations in fresh worker processes whose speedups a "
                                         "verdict averages (docs/timing.md) [default: 1].", rich_help_panel=JUDGE),
     max_pairs: Optional[int] = typer.Option(None, min=0, help="More evaluations, up to this many in all, until a "
@@ -181,11 +186,12 @@ def run_command(
         None, metavar="all|0,1,...",
         help="Judge on several GPUs at once, one evaluation at a time on each: 'all' or indexes (0,1,3). "
         "Not part of the run's settings: a resumed run may use others.", rich_help_panel=EXECUTION),
-    build_jobs: int = typer.Option(0, min=0, help="Builds of the solutions running ahead of the GPUs (compiled "
-                                   "extensions): at most N at once, threads with --gpus or alone (fewer where the "
-                                   "CPUs are too few; a solution is judged as soon as it is built, one that needs no "
-                                   "build at once), Ray tasks with --executor ray "
-                                   "[default: 0, each evaluation builds its own].", rich_help_panel=EXECUTION),
+    build_jobs: Optional[int] = typer.Option(
+        None, min=0, help="Builds of the solutions running ahead of the GPUs (compiled extensions): at most N at once, "
+        "threads with --gpus or alone (fewer where the CPUs are too few; a solution is judged as soon as it is built, "
+        "one that needs no build at once; builds stop while anything is timed), Ray tasks with --executor ray; 0: "
+        "each evaluation builds its own [default: on GPUs, what the CPUs beside them take (10 on 16 CPUs and one "
+        "GPU); none on a CPU].", rich_help_panel=EXECUTION),
     executor: str = typer.Option("local", metavar="|".join(judge.EXECUTORS),
                                  help="local: this machine, one evaluation at a time per device (--gpus); "
                                  "ray: each evaluation a Ray task holding one GPU (one CPU for a CPU run), on a local "
@@ -230,7 +236,7 @@ def run_command(
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
                       policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
                       precision=precision, pairs=pairs, max_pairs=max_pairs,
-                      decide_at=decide_points(decide_at) if decide_at else None)
+                      decide_at=decide_points(decide_at) if decide_at else None, measure_time=timing)
         generation = model_run.Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
             target=target, gpu=gpu, concurrency=concurrency,
@@ -246,7 +252,7 @@ def run_command(
                     run, db, plain, as_json, work, show_turns, progress=progress, fail_on_error=fail_on_error),
                 model=model, solutions=solutions, tasks=tasks, rejudge=rejudge, gpus=gpus, devices=_devices,
                 generation=generation, judged=dict(device=device, size=size, trials=trials, timeout=timeout,
-                                                   policy=policy, sandbox=sandbox, limit=limit),
+                                                   policy=policy, sandbox=sandbox, limit=limit, measure_time=timing),
                 kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--pairs": pairs,
                              "--max-pairs": max_pairs, "--decide-at": decide_at, "--dtype": dtype,
                              "--precision": precision, "--target": target, "--build-jobs": build_jobs,
@@ -264,7 +270,7 @@ def run_command(
             selected = run_settings.runnable(stored_config.selection, settings["dtype"], settings["limit"],
                                              settings["precision"])
             config = rejudge_run.rejudge_config(stored_config, selected, **settings)
-            spread = _executor(executor, address, gpus, build_jobs, config.device)
+            spread = _executor(executor, address, gpus, build_jobs, config.device, config.sandbox)
             _execute(run, db, plain, as_json, lambda store, listener: rejudge_run.rejudge(
                 store, run, config, selected, statuses, evaluate=evaluate, listener=listener, executor=spread),
                 progress=progress, fail_on_error=fail_on_error)
@@ -281,7 +287,7 @@ def run_command(
                 raise UsageError(f"run {run!r} asks {stored_config.solutions}; it cannot continue from files")
             config, plan = run_settings.config_and_plan(stored_config, solutions, problems, **judged)
             _warn_unclaimed(config, plan)
-            spread = _executor(executor, address, gpus, build_jobs, config.device)
+            spread = _executor(executor, address, gpus, build_jobs, config.device, config.sandbox)
             _execute(run, db, plain, as_json, lambda store, listener: runner.execute(
                 store, run, config, plan, evaluate=evaluate, listener=listener, executor=spread),
                 progress=progress, fail_on_error=fail_on_error)
@@ -331,7 +337,7 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
     outside the candidates (every request to a model, say)."""
     shown = make_console(stderr=True) if as_json else console
     errors = make_console(stderr=True)
-    with Store(db) as store:
+    with _claimed(db, run), Store(db) as store:
         lines = plain or not shown.is_terminal
         display = QuietProgress if progress is False else PlainProgress if lines else BarProgress
         listener = display(shown, show_turns=show_turns)
@@ -356,10 +362,10 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
     if data.run.config.track == REPO_TRACK:
         show_repo_score(console, data, as_json)
     elif as_json:
-        typer.echo(json.dumps(finite(score_document(data, score_run(outcomes(data), columns_of(data)))), indent=2,
-                              allow_nan=False))
+        scored = score_run(outcomes(data), columns_of(data), device=data.run.config.device)
+        typer.echo(json.dumps(finite(score_document(data, scored)), indent=2, allow_nan=False))
     else:
-        print_score(console, data, score_run(outcomes(data), columns_of(data)))
+        print_score(console, data, score_run(outcomes(data), columns_of(data), device=data.run.config.device))
     failed = [e for e in data.evaluations if e.status in RETRIED_STATUSES]
     if failed and all(e.status in RETRIED_STATUSES or e.status == "missing" for e in data.evaluations):
         errors.print(f"[red]nothing was judged:[/red] every sample failed outside the candidates "
@@ -367,6 +373,22 @@ def _execute(run: str, db: Path, plain: bool, as_json: bool, work, show_turns: b
                      f"{escape(one_line(failed[0].reason))}",
                      highlight=False, soft_wrap=True)
         raise typer.Exit(code=1)
+
+
+@contextmanager
+def _claimed(db: Path, run: str) -> Iterator[None]:
+    """The run held by this process while it judges (kbench.runs.writer): a second ``kbench run`` of
+    it exits at once with BUSY_EXIT, before judging anything, rather than judging it twice."""
+    held = ExitStack()
+    try:
+        held.enter_context(writer.claimed(db, run))
+    except writer.RunBusy as busy:
+        make_console(stderr=True).print(f"[red]busy:[/red] {escape(str(busy))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=writer.BUSY_EXIT) from None
+    except OSError as exc:  # a folder that cannot be written: neither can the store
+        raise usage_error(f"cannot hold run {run!r} beside the store {db}: {exc.strerror or exc}") from None
+    with held:  # released as the block ends, however it ends
+        yield
 
 
 def _devices(gpus: str | None, device: str) -> list[str]:
@@ -385,22 +407,26 @@ def _devices(gpus: str | None, device: str) -> list[str]:
     return devices
 
 
-def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int,
-              device: str) -> judge.Executor | None:
+def _executor(kind: str, address: str | None, gpus: str | None, build_jobs: int | None, device: str,
+              sandbox: bool = True) -> judge.Executor | None:
     """``--executor``: None to judge in turn here; a LocalExecutor on the ``--gpus`` (or the
-    run's device, building ahead); or a RayExecutor holding a GPU (or a CPU) per evaluation."""
+    run's device, building ahead: by default on GPUs, ``default_build_jobs``); or a
+    RayExecutor holding a GPU (or a CPU) per evaluation."""
     if kind not in judge.EXECUTORS:
         raise UsageError(f"--executor {kind!r}: choose from {', '.join(judge.EXECUTORS)}")
     if kind == "local":
         if address is not None:
             raise UsageError("--address joins a Ray cluster: give it with --executor ray")
         devices = _devices(gpus, device)
-        return judge.LocalExecutor(devices or [device], build_jobs) if devices or build_jobs else None
+        jobs = default_build_jobs(devices or [device]) if build_jobs is None else build_jobs
+        if not devices and not jobs:
+            return None
+        return judge.LocalExecutor(devices or [device], jobs, ahead=None if sandbox else False)  # no spares unsandboxed
     if gpus is not None:
         raise UsageError("--gpus picks this machine's GPUs for the local executor; with --executor ray, Ray gives "
                          "each evaluation a GPU")
     try:
-        return judge.RayExecutor(address, device=device, build_jobs=build_jobs)
+        return judge.RayExecutor(address, device=device, build_jobs=build_jobs or 0)
     except ImportError as exc:
         raise UsageError(str(exc)) from exc
 

@@ -19,7 +19,7 @@ from kbench.suite.problem import DTYPES, resolve_size
 
 
 def config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                    cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at):
+                    cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
@@ -27,14 +27,15 @@ def config_and_plan(stored: RunConfig | None, solutions, problems, *, device, ba
     solutions_dir = solutions if solutions is not None else Path(stored.solutions)
     judged = judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
-                            precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at)
+                            precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at,
+                            measure_time=measure_time)
     chosen = runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
     plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                   sandbox, dtype, limit, precision, pairs, max_pairs, decide_at) -> dict[str, Any]:
+                   sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
     the device and size resolved, CUDA-graph timing only on a CUDA device. A
@@ -50,7 +51,7 @@ def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, 
             raise UsageError(f"--precision {precision!r}: choose from {', '.join(PRECISIONS)}")
         dtype = PRECISIONS[precision]
     shared = shared_settings(stored, device=device, size=size, trials=trials, timeout=timeout, policy=policy,
-                             sandbox=sandbox, limit=limit)
+                             sandbox=sandbox, limit=limit, measure_time=measure_time)
     device = shared["device"]
     cuda_graph = cuda_graph if cuda_graph is not None else stored.cuda_graph if stored else False
     pairs = pairs or (stored.pairs if stored else 1)
@@ -70,9 +71,10 @@ def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, 
 
 
 def shared_settings(stored: RunConfig | None, *, device, size, trials, timeout, policy, sandbox,
-                    limit) -> dict[str, Any]:
+                    limit, measure_time=None) -> dict[str, Any]:
     """What a run of either track (problems, or repository tasks: kbench.cli.repo_run) is judged with: each
-    option as given, else as the run stored it, else the default; the device and size resolved."""
+    option as given, else as the run stored it, else the default; the device and size resolved.
+    ``measure_time`` False (--no-timing): correctness only, as ``kbench eval --no-timing``."""
     device = resolve_device(device if device is not None else stored.device if stored else None)
     return {
         "device": device,
@@ -82,6 +84,7 @@ def shared_settings(stored: RunConfig | None, *, device, size, trials, timeout, 
         "policy": policy or (stored.policy if stored else DEFAULT_POLICY),
         "sandbox": sandbox if sandbox is not None else stored.sandbox if stored else True,
         "limit": limit if limit is not None else stored.limit if stored else None,
+        "measure_time": measure_time if measure_time is not None else stored.measure_time if stored else True,
     }
 
 

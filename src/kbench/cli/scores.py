@@ -15,7 +15,7 @@ from rich.table import Table
 
 from kbench.agents import loop as agent
 from kbench.cli.common import (
-    DB_OPTION,
+    STORE_OPTION,
     HelpCommand,
     UsageError,
     make_console,
@@ -24,7 +24,6 @@ from kbench.cli.common import (
     usage_errors,
 )
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
-from kbench.cli.verdicts import CPU_NOTE
 from kbench.judge.pairs import pairs_taken
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
@@ -33,6 +32,7 @@ from kbench.runs.records import RunData, finite
 from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import (
     ALL,
+    CPU_MARK,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     P_VALUES,
@@ -53,7 +53,7 @@ RESAMPLES_OPTION = typer.Option(DEFAULT_RESAMPLES, min=100, help="Bootstrap resa
 
 def score_command(
     run: str = typer.Argument(..., help="Run name."),
-    db: Path = DB_OPTION,
+    db: Path = STORE_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     seed: int = SEED_OPTION,
     resamples: int = RESAMPLES_OPTION,
@@ -64,7 +64,8 @@ def score_command(
     if data.run.config.track == REPO_TRACK:  # scored apart: its own tables
         show_repo_score(console, data, as_json, resamples=resamples, seed=seed)
         return
-    result = score_run(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
+    result = score_run(outcomes(data), columns_of(data), resamples=resamples, seed=seed,
+                       device=data.run.config.device)
     by_turn = score_by_turn(data, columns_of(data), resamples=resamples, seed=seed)
     if as_json:
         typer.echo(json.dumps(finite(score_document(data, result, by_turn)), indent=2, allow_nan=False))
@@ -112,8 +113,13 @@ def _published_line(result: Score, device_name: str) -> str:
         return "; ".join(f"{_group_label(key)} {estimate_text(getattr(group, figure)[PUBLISHED_COLUMN][1.0])}"
                          for key, group in result.groups.items())
 
-    return (f"[bold]fast_1 over torch.compile[/bold] on {device_name}: {levels('fast_p')}\n"
+    return (f"[bold]fast_1 over torch.compile[/bold] on {device_name}: {levels('fast_p')}{_mark(result)}\n"
             f"  {KERNELS_ONLY}: {levels('fast_p_kernels_only')}")
+
+
+def _mark(result: Score | RunComparison) -> str:
+    """What a speedup figure's title carries when its speedups were timed on a CPU."""
+    return f" ({CPU_MARK})" if result.cpu_note else ""
 
 
 KERNELS_ONLY = "kernels only (correct with no style flag)"
@@ -154,8 +160,10 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         out.print("[bold yellow]not sandboxed[/bold yellow] (--no-sandbox): candidates ran with the judge's privileges; "
                   "these scores are not proof against candidates that reach outside their process",
                   highlight=False, soft_wrap=True)
-    if data.run.config.device == "cpu":
-        out.print(f"[yellow]note:[/yellow] {CPU_NOTE}", highlight=False, soft_wrap=True)
+    if result.cpu_note:
+        out.print(f"[yellow]note:[/yellow] {result.cpu_note}", highlight=False, soft_wrap=True)
+    if not data.run.config.measure_time:
+        out.print("not timed (--no-timing): correctness only, no speedups", highlight=False)
     out.print(
         f"coverage: {coverage.with_solution} of {coverage.problems} problems with a solution, "
         f"{coverage.evaluated} evaluated; {coverage.samples_evaluated} of {coverage.samples} samples evaluated",
@@ -163,7 +171,7 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         soft_wrap=True,
     )
     rate = Table("", "problems", "correct", "correct, kernels only",
-                 *(f"geomean speedup ({c})" for c in result.columns),
+                 *(f"geomean speedup ({c}){_mark(result)}" for c in result.columns),
                  title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
     for key, group in result.groups.items():
         rate.add_row(_group_label(key), str(group.n_problems), estimate_text(group.correct_rate),
@@ -173,19 +181,20 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
     for column in result.columns:
         groups = [_group_label(key) for key in result.groups]
         table = Table("p", *groups, *(f"{label}, kernels only" for label in groups),
-                      title=f"fast_p over {column}; {KERNELS_ONLY}")
+                      title=f"fast_p over {column}; {KERNELS_ONLY}{_mark(result)}")
         for p in P_VALUES:
             table.add_row(f"{p:g}", *(estimate_text(group.fast_p[column][p]) for group in result.groups.values()),
                           *(estimate_text(group.fast_p_kernels_only[column][p]) for group in result.groups.values()))
         out.print(table)
         table = Table("p", *groups, title=f"conservative fast_p over {column}: a candidate counts only when its "
-                      "speedup interval's lower bound exceeds p")
+                      f"speedup interval's lower bound exceeds p{_mark(result)}")
         for p in P_VALUES:
             table.add_row(f"{p:g}", *(estimate_text(group.fast_p_conservative[column][p])
                                       for group in result.groups.values()))
         out.print(table)
         if result.ks:
-            at_k = Table("p", *(f"k={k}" for k in result.ks), title=f"fast_p@k over {column}, all problems")
+            at_k = Table("p", *(f"k={k}" for k in result.ks),
+                         title=f"fast_p@k over {column}, all problems{_mark(result)}")
             for p in P_VALUES:
                 at_k.add_row(f"{p:g}", *(estimate_text(overall.fast_p_at_k[column][k][p]) for k in result.ks))
             out.print(at_k)
@@ -201,7 +210,7 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
         by_turn = by_turn if by_turn is not None else score_by_turn(data, result.columns)
         for column in result.columns:
             table = Table("p", *(f"turn {t}" for t in by_turn), title=f"fast_p after each turn over {column}, "
-                          "all problems (a sample's best judged turn so far)")
+                          f"all problems (a sample's best judged turn so far){_mark(result)}")
             table.add_row("correct", *(estimate_text(s.overall.correct_rate) for s in by_turn.values()))
             for p in P_VALUES:
                 table.add_row(f"{p:g}", *(estimate_text(s.overall.fast_p[column][p]) for s in by_turn.values()))
@@ -225,7 +234,7 @@ def _print_generation(out: Console, data: RunData, result: Score, by_turn: dict[
 def compare_command(
     run_a: str = typer.Argument(..., help="The first run (A)."),
     run_b: str = typer.Argument(..., help="The second run (B); differences are B - A."),
-    db: Path = DB_OPTION,
+    db: Path = STORE_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     force: bool = typer.Option(
         False, "--force", help="Compare runs whose settings differ, with the differences listed above the numbers."
@@ -250,7 +259,8 @@ def compare_command(
         show_repo_comparison(console, data_a, data_b, differences, as_json, resamples=resamples, seed=seed)
         return
     columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
-    result = compare_runs(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
+    result = compare_runs(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed,
+                          devices=(data_a.run.config.device, data_b.run.config.device))
     if as_json:
         document = {"run_a": run_a, "run_b": run_b, "mismatches": [asdict(m) for m in differences], **result.to_dict()}
         typer.echo(json.dumps(finite(document), indent=2, default=str))
@@ -272,13 +282,15 @@ def print_comparison(out: Console, run_a: str, run_b: str, result: RunComparison
         out.print(f"runs {run_a} and {run_b} share no problems", highlight=False)
         return
     out.print(f"A = {run_a}, B = {run_b}: {result.groups[ALL].n_problems} shared problems", highlight=False)
+    if result.cpu_note:
+        out.print(f"[yellow]note:[/yellow] {result.cpu_note}", highlight=False, soft_wrap=True)
     for label, ids in (("only in A", result.only_a), ("only in B", result.only_b),
                        ("changed between the runs (left out)", result.changed)):
         if ids:
             out.print(f"{label}: {', '.join(ids)}", highlight=False, soft_wrap=True)
     for column in result.columns:
         table = Table("group", "figure", "A", "B", "B - A", f"{result.confidence:.0%} interval",
-                      title=f"over {column}: paired difference B - A")
+                      title=f"over {column}: paired difference B - A{_mark(result)}")
         for key, group in result.groups.items():
             figures = [("correct", group.correct_rate)]
             figures += [(f"fast_{p:g}", group.fast_p[column][p]) for p in P_VALUES]
@@ -289,7 +301,7 @@ def print_comparison(out: Console, run_a: str, run_b: str, result: RunComparison
         out.print(table)
     if result.flipped:
         same = sum(flip.same_solution for flip in result.flipped)
-        table = Table("problem", "A", "B", "solution", *(f"{c}: A / B / B - A" for c in result.columns),
+        table = Table("problem", "A", "B", "solution", *(f"{c}: A / B / B - A{_mark(result)}" for c in result.columns),
                       title=f"{len(result.flipped)} problems whose status flipped"
                       + (f", {same} of them with the same solution (the judge changed, not the code)" if same else ""))
         for flip in result.flipped:
@@ -310,7 +322,7 @@ def export_command(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="File to write ('-': stdout) [default: RUN.jsonl, RUN.parquet, RUN.eval_results.json]."
     ),
-    db: Path = DB_OPTION,
+    db: Path = STORE_OPTION,
 ) -> None:
     """Write a run's evaluations for other tools: JSON lines, Parquet, or KernelBench's eval_results.json."""
     with usage_errors():

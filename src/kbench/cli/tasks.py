@@ -10,17 +10,16 @@ a check.
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from kbench.cli import verdicts
-from kbench.cli.common import make_console, usage_error
-from kbench.cli.progress import EvaluationProgress
+from kbench.cli.common import PLAIN_HELP, PROGRESS_HELP, HelpCommand, make_console, usage_error
+from kbench.cli.progress import evaluation_progress
 from kbench.core.verdict import Verdict
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.confirmation import Unconfirmed
@@ -34,16 +33,6 @@ from kbench.suite.problem import resolve_size
 
 console = make_console()
 DIR_HELP = f"A folder of tasks (<repository>/<task>/task.toml) [default: the bundled ones, {TASKS_DIR}]."
-
-
-@contextmanager
-def _progress(wanted: Optional[bool], label: str) -> Iterator[Optional[EvaluationProgress]]:
-    errors = make_console(stderr=True)
-    if not (wanted if wanted is not None else errors.is_terminal):
-        yield None
-        return
-    with EvaluationProgress(errors, label) as shown:
-        yield shown
 
 
 def tasks_list(
@@ -176,8 +165,8 @@ def eval_patch(
     expert: bool = typer.Option(True, "--expert/--no-expert", help="Time the expert patch beside the patch: "
                                 "its fraction of the expert's speedup."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="Show the step the judge is "
-                                            "at, on stderr [default: on a terminal]."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
 ) -> None:
     """Judge a patch to a repository task: paths, tests (visible and hidden), the workload against the base."""
     try:
@@ -185,7 +174,10 @@ def eval_patch(
         resolve_size(size, dev)
         found = find_task(task)
         read = Patch.from_file(patch)
-        with _progress(progress, found.id) as shown:
+        if not read.text.strip():
+            raise ValueError(f"patch file {patch} is empty: nothing to judge (a patch is a unified diff, as git diff "
+                             "writes it)")
+        with evaluation_progress(progress, found.id, plain) as shown:
             verdict = evaluate_patch(found, read, dev, size=size, trials=trials, timeout=timeout,
                                      measure_time=timing, hidden_tests=hidden, policy=policy, sandbox=sandbox,
                                      expert=expert, progress=shown)
@@ -195,7 +187,7 @@ def eval_patch(
         make_console(stderr=True).print(f"[red]no verdict:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(code=3) from exc
     if as_json:
-        typer.echo(verdict.to_json())
+        typer.echo(verdicts.verdict_json(verdict))
     else:
         print_patch_verdict(verdict)
 
@@ -219,8 +211,8 @@ def print_patch_verdict(verdict: Verdict) -> None:
 
 def register(app: typer.Typer) -> None:
     tasks_app = typer.Typer(no_args_is_help=True, help="The repository-maintenance track's tasks.")
-    tasks_app.command("list")(tasks_list)
-    tasks_app.command("show")(tasks_show)
-    tasks_app.command("audit")(tasks_audit)
+    tasks_app.command("list", cls=HelpCommand)(tasks_list)
+    tasks_app.command("show", cls=HelpCommand)(tasks_show)
+    tasks_app.command("audit", cls=HelpCommand)(tasks_audit)
     app.add_typer(tasks_app, name="tasks")
-    app.command("eval-patch")(eval_patch)
+    app.command("eval-patch", cls=HelpCommand)(eval_patch)

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Console
 from rich.table import Table
 
 from kbench.core.verdict import Verdict
 from kbench.judge.pairs import pairs_taken
+from kbench.runs.score import CPU_NOTE, cpu_note
 
 STATUS_STYLE = {"correct": "bold green", "incorrect": "bold red", "rejected": "bold magenta"}
 OUTPUT_LINES_SHOWN = 15
 REASON_LINE_CHARS = 200
 # On a CPU, Triton kernels run through Triton's interpreter (TRITON_INTERPRET=1): the
-# same ReLU measured 0.0047x to 0.18x there. Every CPU timing shown says so.
+# same ReLU measured 0.0047x to 0.18x there. Every CPU timing shown says so (CPU_NOTE, kbench.runs.score).
 CPU_SHORT = "CPU timing"
-CPU_NOTE = ("timed on a CPU, where Triton kernels run through Triton's interpreter: these times and speedups "
-            "check nothing about a GPU kernel's speed")
+
+
+def verdict_json(verdict: Verdict) -> str:
+    """``eval --json`` (and ``eval-patch --json``): the verdict's own JSON, with ``cpu_note`` first:
+    CPU_NOTE for a verdict judged on a CPU, whose times and speedups mean nothing, else null."""
+    return json.dumps({"cpu_note": cpu_note(verdict.device), **json.loads(verdict.to_json())})
 
 
 def one_line(reason: str) -> str:

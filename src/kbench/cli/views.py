@@ -15,16 +15,15 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from kbench.cli.common import HelpCommand, UsageError, usage_error, usage_errors
+from kbench.cli.common import STORE_OPTION, HelpCommand, UsageError, usage_error, usage_errors
 from kbench.cli.scores import RESAMPLES_OPTION, SEED_OPTION
 from kbench.cli.verdicts import print_verdict
 from kbench.core.verdict import Trial, Verdict
 from kbench.runs import views
 from kbench.runs.records import RunData, TurnRecord, finite
-from kbench.runs.store import DEFAULT_PATH, Store
+from kbench.runs.score import CPU_MARK, cpu_note
+from kbench.runs.store import Store
 
-STORE_OPTION = typer.Option(DEFAULT_PATH, "--db", "--store", envvar="KBENCH_DB",
-                            help="The store file (env KBENCH_DB).")
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
 STATUS_COLOURS = {"correct": "green", "incorrect": "red", "rejected": "magenta", "pending": "bright_black"}
 
@@ -99,7 +98,8 @@ def _show_run(data: RunData, as_json: bool) -> None:
     summary = views.summarize(data)
     typer.echo(f"run {summary.name}: {summary.problems} problems, {summary.evaluated} of {summary.samples} samples "
                f"evaluated, {summary.correct} correct; {summary.device} ({summary.device_name or 'device unknown'}), "
-               f"size {summary.size}, {summary.dtype}")
+               f"size {summary.size}, {summary.dtype}" + (f"; speedups {CPU_MARK}" if cpu_note(summary.device)
+                                                          and data.run.config.measure_time else ""))
     columns = summary.columns
     table = [["problem", "sample", "status", *columns, "reason"]] + [
         [r.problem_id, "-" if r.sample_name is None else f"#{r.sample_index}", r.status,

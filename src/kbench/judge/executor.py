@@ -33,7 +33,7 @@ import torch
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
 from kbench.judge import spares
-from kbench.judge.builds import BuildsAhead, build, build_slots, needs_build
+from kbench.judge.builds import BuildsAhead, available_cpus, build, build_slots, needs_build
 from kbench.judge.devices import resolve_device
 from kbench.judge.evaluation import evaluate
 from kbench.suite import find_problem
@@ -68,20 +68,35 @@ def local_devices() -> list[str]:
     return [f"cuda:{i}" for i in range(torch.cuda.device_count())] or ["cpu"]
 
 
+def default_build_jobs(devices: Sequence[str], cpus: int | None = None) -> int:
+    """The builds ahead when none are asked for: on GPUs, as many as the CPUs beside the devices'
+    evaluations keep going (``build_slots`` once judging: 10 on 16 CPUs with one GPU, at least 1),
+    so that a device judges from the first build that ends instead of waiting, evaluation after
+    evaluation, for each one's own cold build (55 s each on the H200); builds are stopped while
+    anything is timed (kbench.judge.background), so they never load the machine a timing runs
+    on. None on the CPU: there the evaluations' own trials and checks run on the cores a build
+    would take."""
+    if not devices or not all(device.startswith("cuda") for device in devices):
+        return 0
+    cpus = cpus or available_cpus()
+    return build_slots(cpus, len(devices), cpus, judging=True)
+
+
 class LocalExecutor:
     """Runs jobs on ``devices`` (each resolved and checked), one at a time per device,
-    with up to ``build_jobs`` threads building ahead (none: each evaluation builds its
-    own; fewer where the CPUs are too few, ``build_slots``).
+    with up to ``build_jobs`` threads building ahead (None: ``default_build_jobs``; 0: none,
+    each evaluation builds its own; fewer where the CPUs are too few, ``build_slots``).
     With ``ahead`` (by default on GPUs), each device's next evaluation's workers start
     during the ones before (kbench.judge.spares): on the H200 a warm level-1 evaluation
     takes 3.4 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
     CPU, where their start competes with the evaluation's own work for the same cores."""
 
-    def __init__(self, devices: Sequence[str] | None = None, build_jobs: int = 0, ahead: bool | None = None):
+    def __init__(self, devices: Sequence[str] | None = None, build_jobs: int | None = 0,
+                 ahead: bool | None = None):
         self.devices = [resolve_device(d) for d in (devices or local_devices())]
         if len(set(self.devices)) != len(self.devices) and self.devices[0] != "cpu":
             raise ValueError(f"devices {self.devices}: a GPU named twice would time two evaluations at once")
-        self.build_jobs = build_jobs
+        self.build_jobs = default_build_jobs(self.devices) if build_jobs is None else build_jobs
         self.ahead = all(d.startswith("cuda") for d in self.devices) if ahead is None else ahead
 
     def describe(self) -> dict[str, Any]:
@@ -197,8 +212,8 @@ def next_result(finished: queue.Queue) -> Any:
             continue
 
 
-def make_executor(executor: str | Executor = "local", devices: Sequence[str] | None = None, build_jobs: int = 0,
-                  address: str | None = None, sandbox: bool = True) -> Executor:
+def make_executor(executor: str | Executor = "local", devices: Sequence[str] | None = None,
+                  build_jobs: int | None = None, address: str | None = None, sandbox: bool = True) -> Executor:
     """An executor by name: ``local`` on ``devices`` (default: every local GPU, else the
     CPU; spare workers ahead on GPUs, unless the evaluations run without ``sandbox``, where
     spares are never taken), or ``ray`` (joining the cluster at ``address``, else starting a local Ray
@@ -218,7 +233,7 @@ def make_executor(executor: str | Executor = "local", devices: Sequence[str] | N
         kinds = {"cpu" if d == "cpu" else "cuda" for d in devices or ()}
         if len(kinds) > 1:
             raise ValueError(f"devices {list(devices or ())}: the ray executor takes one kind, cpu or cuda")
-        return RayExecutor(address, device=kinds.pop() if kinds else None, build_jobs=build_jobs)
+        return RayExecutor(address, device=kinds.pop() if kinds else None, build_jobs=build_jobs or 0)
     raise ValueError(f"executor {executor!r}: choose from {', '.join(EXECUTORS)}")
 
 
@@ -227,7 +242,7 @@ def evaluate_many(
     devices: Sequence[str] | str | None = None,
     *,
     device: str | None = None,
-    build_jobs: int = 0,
+    build_jobs: int | None = None,
     executor: str | Executor = "local",
     address: str | None = None,
     **options: Any,
@@ -239,7 +254,8 @@ def evaluate_many(
     each, on the cluster at ``address`` or a local Ray instance; ``devices`` then only
     says cpu or cuda) or an executor made beforehand (``LocalExecutor``, ``RayExecutor``);
     ``build_jobs``: builds running ahead, so that compiled extensions are built on the
-    CPUs while the devices measure. For reward loops and batch scoring.
+    CPUs while the devices measure (None: ``default_build_jobs``, on GPUs what the CPUs
+    take; 0: none). For reward loops and batch scoring.
 
     Everything is checked here, at the call, before anything runs: an option ``evaluate``
     does not take is a TypeError, a device or executor that does not exist a ValueError,

@@ -73,6 +73,8 @@ class Patch:
 def declared_paths(patch: Patch, tree: Path) -> list[str]:
     """The paths git reads in ``patch`` (new names; binary ones end ``\\0binary``); PatchError
     (compile_error, git's message) when git cannot read it as a patch at all."""
+    if not patch.text.strip():  # said plainly, not as git's "No valid patches in input (allow with --allow-empty)"
+        raise PatchError("compile_error", "the patch is empty: it changes nothing")
     try:
         out = git(["apply", *APPLY_OPTIONS, "--numstat", "-z", "-"], tree, patch.text.encode())
     except GitError as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from kbench.runs.manifest import Manifest, RunConfig
 from kbench.runs.records import RunData
@@ -33,6 +33,7 @@ from kbench.runs.score import (
     Estimate,
     ProblemOutcome,
     correct_share,
+    cpu_note,
     fast_share,
     groups_of,
     interval,
@@ -42,7 +43,7 @@ from kbench.runs.score import (
 
 # What must be equal for two runs' numbers to be comparable, by where it is kept.
 CONFIG_FIELDS = ("device", "size", "dtype", "precision", "trials", "timeout", "policy", "cuda_graph", "sandbox",
-                 "baselines", "turns")
+                 "baselines", "turns", "measure_time")
 MANIFEST_FIELDS = ("gpu_name", "gpu_driver", "python", "torch", "triton", "cuda", "cudnn", "global_settings",
                    "timing_protocol", "baseline_settings")
 # Of a generated run's settings (agents.loop.AgentConfig); provider, model and endpoint are what is compared.
@@ -117,6 +118,7 @@ class RunComparison:
     resamples: int
     seed: int
     confidence: float
+    cpu_note: str | None = None  # CPU_NOTE where either run was timed on a CPU: its speedups mean nothing
 
     def to_dict(self) -> dict:
         def group(g: GroupComparison) -> dict:
@@ -130,6 +132,7 @@ class RunComparison:
             }
 
         return {
+            "cpu_note": self.cpu_note,
             "columns": list(self.columns),
             "only_a": self.only_a,
             "only_b": self.only_b,
@@ -197,8 +200,10 @@ def compare(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    devices: Sequence[str] = (),
 ) -> RunComparison:
-    """B - A on the problems both runs hold with identical content, paired by problem."""
+    """B - A on the problems both runs hold with identical content, paired by problem; ``devices``:
+    the runs' (a CPU's speedups carry CPU_NOTE)."""
     by_id_b = {p.problem_id: p for p in run_b}
     ids_a = {p.problem_id for p in run_a}
     pairs = [(a, by_id_b[a.problem_id]) for a in run_a if a.problem_id in by_id_b]
@@ -224,6 +229,7 @@ def compare(
         resamples=resamples,
         seed=seed,
         confidence=confidence,
+        cpu_note=cpu_note(*devices) if columns else None,
     )
 
 

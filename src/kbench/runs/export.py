@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from kbench.core.versions import install_hint
 from kbench.runs.records import RunData, TurnRecord, finite
+from kbench.runs.score import cpu_note
 from kbench.suite.kernelbench import number_of
 
 FORMATS = ("jsonl", "parquet", "kernelbench")
@@ -47,6 +48,7 @@ SAMPLE_FIELDS: dict[str, str] = {
     "runtime_ms": "float64",
     "baselines_ms": "columns",
     "speedup": "columns",
+    "cpu_note": "string",
     "session": "int64",
     "started_at": "string",
     "finished_at": "string",
@@ -109,6 +111,7 @@ def rows(data: RunData) -> list[dict[str, Any]]:
     for record in data.superseded:
         superseded.setdefault((record.problem_id, record.sample_index), []).append(asdict(record))
     settings = asdict(data.run.config)
+    note = cpu_note(data.run.config.device) if data.run.config.measure_time else None
     keys = list(samples) + [k for k in evaluations if k not in samples]
     keys.sort(key=lambda k: (problems[k[0]].position, k[1]))
     result = []
@@ -136,6 +139,7 @@ def rows(data: RunData) -> list[dict[str, Any]]:
                 "runtime_ms": evaluation.runtime_ms if evaluation else None,
                 "baselines_ms": evaluation.baselines if evaluation else {},
                 "speedup": evaluation.speedup if evaluation else {},
+                "cpu_note": note,
                 "session": evaluation.session if evaluation else None,
                 "started_at": evaluation.started_at if evaluation else None,
                 "finished_at": evaluation.finished_at if evaluation else None,

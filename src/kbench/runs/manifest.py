@@ -97,6 +97,8 @@ class RunConfig:
     # KernelBench's cast of every problem (fp16, bf16: kbench.suite.kernelbench), ``dtype`` then the one it casts
     # to; None: each problem's own variant in ``dtype`` (KBENCH_DTYPES). Runs of the two are never compared.
     precision: str | None = None
+    # False (kbench run --no-timing): candidates checked for correctness only, nothing timed; scores have no speedups.
+    measure_time: bool = True
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

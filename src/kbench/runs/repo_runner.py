@@ -134,7 +134,8 @@ def judge_patch(evaluate: EvaluatePatch, config: RunConfig, task: Task, sample: 
     try:
         verdict = evaluate(task, Patch(sample.source, Path(sample.origin) if sample.origin else None), config.device,
                            size=config.size, trials=config.trials, timeout=config.timeout, policy=config.policy,
-                           sandbox=config.sandbox)  # every test, hidden ones included; the expert timed beside
+                           sandbox=config.sandbox,  # every test, hidden ones included; the expert timed beside
+                           **({} if config.measure_time else {"measure_time": False}))  # kbench run --no-timing
     except TaskError as exc:
         status, reason = "problem_error", str(exc)
     except Unconfirmed as exc:  # the machine too noisy for a verdict: retried on resume

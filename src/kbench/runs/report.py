@@ -38,6 +38,8 @@ from kbench.runs.repo_score import RepoScore, repo_score
 from kbench.runs.score import (
     ALL,
     CONFIDENCE,
+    CPU_MARK,
+    CPU_NOTE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     P_VALUES,
@@ -59,8 +61,6 @@ from kbench.runs.views import (
 TEMPLATE = "report.html.j2"
 DRILLDOWN_TEMPLATE = "drilldown.html.j2"
 FIGURE_HEIGHT = 420
-CPU_NOTE = ("judged on a CPU: Triton kernels ran through Triton's interpreter and C++ on the CPU, so the speedups "
-            "are CPU timings and say nothing about how fast the kernels are on a GPU")
 
 
 class MissingDependency(Exception):
@@ -129,6 +129,7 @@ def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int
         anchor=anchor,
         repo_section=jinja2.utils.markupsafe.Markup(repo_section),
         bootstrap={"confidence": CONFIDENCE, "resamples": resamples, "seed": seed},
+        cpu_mark=f" ({CPU_MARK})",
     )
 
 
@@ -159,7 +160,7 @@ def _html(figure: Any) -> str:
 
 
 def _section(data: RunData, number: int, resamples: int, seed: int, drilldown: Any) -> RunSection:
-    result = score(outcomes(data), columns_of(data), resamples=resamples, seed=seed)
+    result = score(outcomes(data), columns_of(data), resamples=resamples, seed=seed, device=data.run.config.device)
     manifest = data.sessions[0].manifest
     rows = sample_rows(data)
     first_row: dict[str, int] = {}
@@ -255,7 +256,8 @@ def _notes(data: RunData, result: Score | RepoScore) -> list[str]:
 
 def _comparison(data_a: RunData, data_b: RunData, resamples: int, seed: int) -> ComparisonSection:
     columns = tuple(c for c in columns_of(data_a) if c in columns_of(data_b))
-    result = compare(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed)
+    result = compare(outcomes(data_a), outcomes(data_b), columns, resamples=resamples, seed=seed,
+                     devices=(data_a.run.config.device, data_b.run.config.device))
     return ComparisonSection(data_a.run.name, data_b.run.name, result, mismatches(data_a, data_b))
 
 
@@ -270,6 +272,11 @@ def _error_bars(estimates: list[Estimate]) -> dict[str, Any]:
                 arrayminus=[(e.value - e.low) if e.low is not None and e.value is not None else 0 for e in estimates])
 
 
+def _cpu_mark(sections: list[RunSection]) -> str:
+    """A figure's mark when a run in it was timed on a CPU: its speedups mean nothing."""
+    return f" ({CPU_MARK})" if any(section.score.cpu_note for section in sections) else ""
+
+
 def _fast_p_figure(go: Any, sections: list[RunSection]) -> Any:
     figure = go.Figure()
     several = len(sections) > 1
@@ -279,7 +286,8 @@ def _fast_p_figure(go: Any, sections: list[RunSection]) -> Any:
             figure.add_trace(go.Scatter(x=list(P_VALUES), y=[e.value for e in estimates], mode="lines+markers",
                                         name=_label(section, column, several), error_y=_error_bars(estimates)))
     confidence = sections[0].score.confidence
-    figure.update_layout(title=f"fast_p against p, all problems ({confidence:.0%} bootstrap intervals)",
+    figure.update_layout(title=f"fast_p against p, all problems ({confidence:.0%} bootstrap intervals)"
+                         + _cpu_mark(sections),
                          xaxis_title="p: the speedup over the baseline column a correct solution must exceed",
                          yaxis_title="fast_p", yaxis_range=[-0.02, 1.02])
     return figure
@@ -298,7 +306,8 @@ def _speedup_figure(go: Any, sections: list[RunSection]) -> Any:
             ))
     figure.add_hline(y=1.0, line_dash="dot", line_color="grey")
     ticks, labels = log_axis.axis([y for trace in figure.data for y in trace.y or ()], include=(1.0,))
-    figure.update_layout(title="speedups of correct samples (log scale; 1 = as fast as the baseline)",
+    figure.update_layout(title="speedups of correct samples (log scale; 1 = as fast as the baseline)"
+                         + _cpu_mark(sections),
                          yaxis_type="log", yaxis_title="speedup (baseline time / candidate time)", showlegend=False)
     figure.update_yaxes(tickvals=ticks, ticktext=labels, range=[math.log10(ticks[0]), math.log10(ticks[-1])])
     if not any(trace.y for trace in figure.data):
@@ -320,7 +329,9 @@ def _comparison_figure(go: Any, section: ComparisonSection) -> Any:
                                         error_y=_error_bars(estimates), marker_size=10))
     figure.add_hline(y=0.0, line_color="grey")
     figure.update_layout(title=f"{section.run_b} - {section.run_a}, paired over shared problems "
-                         f"({result.confidence:.0%} bootstrap intervals)", yaxis_title="difference B - A")
+                         f"({result.confidence:.0%} bootstrap intervals)"
+                         + (f" ({CPU_MARK})" if result.cpu_note else ""),
+                         yaxis_title="difference B - A")
     return figure
 
 

@@ -280,6 +280,7 @@ def generated_config(
     pairs: int = 1,
     max_pairs: int = 0,
     decide_at: Sequence[float] = (),
+    measure_time: bool = True,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
@@ -287,7 +288,7 @@ def generated_config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
         generation=generation, limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
-        decide_at=tuple(decide_at),
+        decide_at=tuple(decide_at), measure_time=measure_time,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -313,6 +314,7 @@ def run_config(
     pairs: int = 1,
     max_pairs: int = 0,
     decide_at: Sequence[float] = (),
+    measure_time: bool = True,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
@@ -320,6 +322,7 @@ def run_config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
         limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=tuple(decide_at),
+        measure_time=measure_time,
     )
 
 
@@ -444,7 +447,7 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
         verdict = evaluate(
             problem, solution, config.device, size=config.size, trials=config.trials, timeout=config.timeout,
             policy=config.policy, baselines=config.baselines, timing=config.timing_settings(),
-            sandbox=config.sandbox, dtype=config.dtype,
+            sandbox=config.sandbox, dtype=config.dtype, **untimed(config),
         )
     except ProblemError as exc:
         status, reason = "problem_error", str(exc)
@@ -459,6 +462,12 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
     return EvaluationRecord(
         problem.id, sample.index, status, False, reason, session=session, started_at=started, finished_at=now()
     )
+
+
+def untimed(config: RunConfig) -> dict[str, Any]:
+    """``measure_time=False`` for a run judged without timing (--no-timing), else nothing: a judge
+    stand-in that times everything (the tests' fakes) need not know the option."""
+    return {} if config.measure_time else {"measure_time": False}
 
 
 def _describe_change(key: str, old: object, new: object) -> str:

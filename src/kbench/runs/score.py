@@ -37,6 +37,16 @@ DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 PENDING = "pending"
 ALL = "all"
+# A CPU run's speedups mean nothing (Triton through its interpreter: one sigmoid 0.0017x to 0.18x): the mark
+# every speedup measured on a CPU carries, wherever it is shown (score, compare, report, and JSON: cpu_note).
+CPU_MARK = "not meaningful on a CPU"
+CPU_NOTE = (f"{CPU_MARK}: these speedups were timed on a CPU, where Triton kernels run through Triton's "
+            "interpreter, and say nothing about a GPU kernel's speed")
+
+
+def cpu_note(*devices: str | None) -> str | None:
+    """``CPU_NOTE`` where any of ``devices`` (the runs') is the CPU, else None."""
+    return CPU_NOTE if "cpu" in devices else None
 
 
 @dataclass(frozen=True)
@@ -157,6 +167,7 @@ class Score:
     resamples: int
     seed: int
     confidence: float
+    cpu_note: str | None = None  # CPU_NOTE for a run timed on a CPU: its speedups mean nothing
 
     @property
     def overall(self) -> GroupScore:
@@ -165,6 +176,7 @@ class Score:
     def to_dict(self) -> dict:
         """The JSON shape: the whole selection's figures at the top, each level's under ``levels``."""
         return {
+            "cpu_note": self.cpu_note,
             "columns": list(self.columns),
             **_group_dict(self.overall),
             "levels": {key: _group_dict(group) for key, group in self.groups.items() if key != ALL},
@@ -278,13 +290,16 @@ def score_by_turn(
 ) -> dict[int, Score]:
     """The scores of a run after each refinement turn (fast_p at turn t)."""
     return {
-        turn: score(problems, columns, resamples=resamples, seed=seed, confidence=confidence)
+        turn: score(problems, columns, resamples=resamples, seed=seed, confidence=confidence,
+                    device=data.run.config.device)
         for turn, problems in outcomes_by_turn(data).items()
     }
 
 
 def columns_of(data: RunData) -> tuple[str, ...]:
-    """The run's baseline columns, and any other a verdict carries, in order of appearance."""
+    """The run's baseline columns and any other a verdict carries, in order; none for --no-timing."""
+    if not data.run.config.measure_time:
+        return ()
     seen = dict.fromkeys(data.run.config.baselines)
     for evaluation in data.evaluations:
         seen.update(dict.fromkeys(evaluation.speedup))
@@ -340,14 +355,15 @@ def score(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    device: str | None = None,
 ) -> Score:
-    """Scores of the whole selection and of each level."""
+    """Scores of the whole selection and of each level; ``device``: the run's (for ``cpu_note``)."""
     ks = _k_values(problems)
     groups = {
         key: _score_group(group, columns, ks, Bootstrap(len(group), resamples, seed, confidence))
         for key, group in groups_of(problems).items()
     }
-    return Score(tuple(columns), ks, groups, resamples, seed, confidence)
+    return Score(tuple(columns), ks, groups, resamples, seed, confidence, cpu_note(device) if columns else None)
 
 
 def groups_of(problems: list[ProblemOutcome]) -> dict[str, list[ProblemOutcome]]:
@@ -355,12 +371,8 @@ def groups_of(problems: list[ProblemOutcome]) -> dict[str, list[ProblemOutcome]]
     groups: dict[str, list[ProblemOutcome]] = {ALL: list(problems)}
     levels = sorted({p.level for p in problems}, key=lambda level: (level is None, level or 0))
     for level in levels:
-        groups[_level_key(level)] = [p for p in problems if p.level == level]
+        groups["none" if level is None else str(level)] = [p for p in problems if p.level == level]
     return groups
-
-
-def _level_key(level: int | None) -> str:
-    return "none" if level is None else str(level)
 
 
 def _k_values(problems: list[ProblemOutcome]) -> tuple[int, ...]:
