@@ -1,0 +1,41 @@
+"""The trust-boundary issue's attack classes, judged with every runtime and static rule off
+(``policy="off"``: nothing rejects on what the candidate's process reports or on a name) and
+under the default policy: each ends not ``correct``, or ``correct`` with the hidden work in its
+time, since the inputs, the outputs and every call's time come from processes it cannot reach.
+The attacks are in tests/exploits/boundary/: each hides HIDDEN_SECONDS (0.3 s) of work per call
+from the clock around forward, where an honest ReLU of the small size takes well under 10 ms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kbench
+from kbench.judge.timing import TimingSettings
+
+BOUNDARY = Path(__file__).parent / "exploits" / "boundary"
+QUICK = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=1.0, rounds=2)
+HIDDEN_MS = 300.0
+
+
+def _judge(name: str, policy: str) -> kbench.Verdict:
+    return kbench.evaluate("level1/relu", BOUNDARY / f"{name}.py", "cpu", size="small", trials=2, timing=QUICK,
+                           policy=policy, timeout=300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["off", "lenient"])
+@pytest.mark.parametrize("name", ["pack_hook_relu", "clock_patch_relu", "alternating_places_relu"])
+def test_work_hidden_from_the_clock_around_forward_is_in_the_judges_time(name, policy):
+    verdict = _judge(name, policy)
+    assert verdict.status in {"correct", "rejected", "incorrect"}, verdict.reason
+    if verdict.correct:
+        assert verdict.runtime_ms >= HIDDEN_MS / 2, (verdict.runtime_ms, verdict.timing)
+        assert verdict.timing["calls_timed_by_judge"] > 0
+
+
+@pytest.mark.parametrize("policy", ["off", "lenient"])
+def test_work_at_an_input_draw_in_the_candidates_process_finds_no_draw(policy):
+    verdict = _judge("draw_hook_relu", policy)
+    assert not verdict.correct and verdict.status in {"incorrect", "rejected"}, verdict.reason
