@@ -372,7 +372,7 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     different place in each call cannot hide behind medians; no rejection, since a candidate
     gains nothing by it, and an honest call delayed by the machine only loses a little of its
     own time (a flag says how many calls, with the first one's readings, where that moved the
-    median: FLAGGED_SHIFT)."""
+    median: FLAGGED_SHIFT, FLAGGED_SHARE)."""
     findings = []
     accepted: list[list[float]] = []
     replaced: list[tuple[int, Call, float]] = []
@@ -394,7 +394,8 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
         if series:
             measured[f"{name}_excess_ms"] = statistics.median(c.judge_ms - c.clock_ms for c in series)
     reported = statistics.median(c.clock_ms for c in calls) if calls else 0.0
-    if replaced and statistics.median(t for times in accepted for t in times) > reported * (1 + FLAGGED_SHIFT):
+    moved = statistics.median(t for times in accepted for t in times) > reported * (1 + FLAGGED_SHIFT) if calls else False
+    if len(replaced) > len(calls) * FLAGGED_SHARE and moved:
         index, call, excess = replaced[0]
         findings.append(Finding(
             "trusted-clock",
@@ -414,6 +415,7 @@ MIN_CALL_MS = 1e-6  # a call's time is never taken as zero (a speedup divides by
 # The flag says that calls were timed by the judge's clock only where that moved the candidate's median
 # time by more than this: a few calls of an honest solution delayed by a busy machine change nothing.
 FLAGGED_SHIFT = 0.01
+FLAGGED_SHARE = 0.25  # ... and only where more than this share of the calls was (two of 30 moved a CPU median)
 
 
 def trusted_clock_limit(eager_excess_ms: float, candidate_ms: float, device: str) -> float:
