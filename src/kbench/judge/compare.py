@@ -248,6 +248,9 @@ class _TruthJudge:
             if self.unavailable is None:
                 self.unavailable = f"{where}: the float64 model's output is not a tensor of its shape"
             return kernelbench
+        if true.dtype not in (torch.float64, torch.complex128):  # the model fixes its own dtype there
+            self.unavailable = f"{where}: the float64 model's output is {dtype_name(true.dtype)}, not a truth"
+            return kernelbench
         errors, bad = truth_values(want, got, true, tol)
         if errors.get("unavailable"):
             self.unavailable = f"{where}: {errors['unavailable']}"
