@@ -320,6 +320,36 @@ class ModelNew(nn.Module):
         return c
 '''
 
+TRITON_TILED = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tiled_k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr, BLOCK_K: tl.constexpr, PRECISION: tl.constexpr):
+    """A tile of C summed over tiles of k, one tile after another (the tiled form)."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rows[:, None] * K + k + ks[None, :], mask=(rows[:, None] < M) & (k + ks[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + ks[:, None]) * N + cols[None, :], mask=(k + ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, input_precision=PRECISION)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        a, b = a.contiguous(), b.contiguous()
+        c = torch.empty(a.shape[0], b.shape[1], device=a.device, dtype=a.dtype)
+        grid = (triton.cdiv(a.shape[0], 64), triton.cdiv(b.shape[1], 64))
+        tiled_k[grid](a, b, c, a.shape[0], b.shape[1], a.shape[1], BLOCK=64, BLOCK_K=64, PRECISION="ieee")
+        return c
+'''
+
 TORCH_LOOP = '''
 import torch
 import torch.nn as nn
@@ -358,18 +388,24 @@ def evaluate(problem, tmp_path, source, correctness="truth", trials=2):
                            correctness=correctness)
 
 
-@pytest.mark.parametrize("source", [TORCH_LOOP, TRITON_LOOP], ids=["torch_tiles_of_4", "triton_one_k_at_a_time"])
 def test_an_honest_long_sum_is_correct_against_the_truth_and_incorrect_by_kernelbench_s_tolerance(
-        long_product, tmp_path, source):
-    verdict = evaluate(long_product, tmp_path, source, trials=3)
+        long_product, tmp_path):
+    verdict = evaluate(long_product, tmp_path, TORCH_LOOP, trials=3)
     assert verdict.status == "correct", verdict.reason
     assert verdict.correctness == "truth" and all(t.criterion == "truth" for t in verdict.trials)
     assert verdict.kernelbench_correct is False  # the KernelBench-compatible column
     assert verdict.truth["judged_by_truth"] == 3 and verdict.truth["share"] < 0.5
     assert verdict.truth["reference_error"] > 0
-    strict = evaluate(long_product, tmp_path, source, correctness="kernelbench", trials=3)
+    strict = evaluate(long_product, tmp_path, TORCH_LOOP, correctness="kernelbench", trials=3)
     assert strict.status == "incorrect" and "values" in strict.reason, strict.reason
     assert strict.correctness == "kernelbench" and strict.trials[-1].criterion == "kernelbench"
+
+
+def test_a_tiled_k_triton_kernel_is_correct_against_the_truth(long_product, tmp_path):
+    """Triton's interpreter on the CPU (the one-k-at-a-time loop takes minutes there: on the GPU below)."""
+    verdict = evaluate(long_product, tmp_path, TRITON_TILED)
+    assert verdict.status == "correct", verdict.reason
+    assert verdict.truth["judged_by_truth"] == 2 and verdict.truth["share"] < 0.5
 
 
 def test_a_product_in_bfloat16_is_incorrect_against_the_truth(long_product, tmp_path):
@@ -416,7 +452,56 @@ def test_on_a_gpu_the_judge_calls_the_naive_triton_loop_correct(long_product, tm
                               policy="off")
     assert verdict.status == "correct", verdict.reason
     assert verdict.truth["judged_by_truth"] == 3 and verdict.correctness == "truth"
-    bf16 = tmp_path / "bf16.py"
-    bf16.write_text(BFLOAT16)
-    wrong = kbench.evaluate(long_product, bf16, "cuda", size="default", trials=2, measure_time=False, policy="off")
-    assert wrong.status == "incorrect", wrong.reason
+    tiled = tmp_path / "tiled.py"
+    tiled.write_text(TRITON_TILED)
+    assert kbench.evaluate(long_product, tiled, "cuda", size="default", trials=3, measure_time=False,
+                           policy="off").status == "correct"
+    for name, source in (("bf16", BFLOAT16), ("tf32", TRITON_TILED.replace('PRECISION="ieee"', 'PRECISION="tf32"'))):
+        wrong = tmp_path / f"{name}.py"
+        wrong.write_text(source)
+        verdict = kbench.evaluate(long_product, wrong, "cuda", size="default", trials=2, measure_time=False,
+                                  policy="off")
+        assert verdict.status == "incorrect", (name, verdict.reason)
+
+
+# --- the KernelBench-compatible column --------------------------------------------------------------
+
+
+def test_the_kernelbench_compatible_figures_count_only_what_its_criterion_accepts():
+    from run_fixtures import run_data
+
+    from kbench.runs import export
+    from kbench.runs.score import columns_of, outcomes, score
+
+    run = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 2.0)]), ("R", 1, [("incorrect", None)])])
+    run.evaluations[0].verdict["kernelbench_correct"] = False  # correct against the truth only
+    result = score(outcomes(run), columns_of(run))
+    overall = result.overall
+    assert overall.correct_rate.value == pytest.approx(2 / 3)
+    assert overall.correct_rate_kernelbench.value == pytest.approx(1 / 3)
+    assert overall.fast_p_kernelbench["eager"][1.0].value == pytest.approx(1 / 3)
+    assert result.to_dict()["fast_p_kernelbench"]["eager"]["1"] == pytest.approx(1 / 3)
+    assert [row["correct_kernelbench"] for row in export.rows(run)] == [False, True, False]
+    layout = export.kernelbench(run)
+    assert layout["P"][0]["correctness"] is False and layout["P"][0]["metadata"]["kbench_correct"] is True
+    assert layout["Q"][0]["correctness"] is True
+
+
+@pytest.mark.parametrize("tolerance, ok", [
+    ('{"float32": {"atol": 1e-3, "rtol": 1e-4, "multiple": 8}}', True),
+    ('{"bfloat16": {"atol": 0.05}}', True),
+    ('{"float32": {"multiple": 1}}', False),  # would reject what the reference-side criterion accepts
+    ('{"float32": {"atol": -1}}', False),
+    ('{"float32": {"tol": 1e-3}}', False),
+    ('{"float32": 1e-3}', False),
+])
+def test_a_problem_s_tolerance_is_checked_when_read(tmp_path, tolerance, ok):
+    from kbench.suite.problem import ProblemError, load_problem
+
+    path = tmp_path / "p.py"
+    path.write_text(LONG_PRODUCT + f"\nKBENCH_TOLERANCE = {tolerance}\n")
+    if ok:
+        assert load_problem(path).tolerance
+    else:
+        with pytest.raises(ProblemError, match="KBENCH_TOLERANCE"):
+            load_problem(path)

@@ -170,12 +170,12 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         highlight=False,
         soft_wrap=True,
     )
-    rate = Table("", "problems", "correct", "correct, kernels only",
+    rate = Table("", "problems", "correct", "correct, kernels only", "correct, KernelBench-compatible",
                  *(f"geomean speedup ({c}){_mark(result)}" for c in result.columns),
                  title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
     for key, group in result.groups.items():
         rate.add_row(_group_label(key), str(group.n_problems), estimate_text(group.correct_rate),
-                     estimate_text(group.correct_rate_kernels_only),
+                     estimate_text(group.correct_rate_kernels_only), estimate_text(group.correct_rate_kernelbench),
                      *(estimate_text(group.geomean_speedup[c]) for c in result.columns))
     out.print(rate)
     for column in result.columns:

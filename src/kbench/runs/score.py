@@ -61,6 +61,7 @@ class SampleOutcome:
     expert: float | None = None
     fraction: float | None = None
     fraction_low: float | None = None
+    kernelbench: bool = True  # correct by KernelBench's criterion too (the KernelBench-compatible figures)
 
     @property
     def correct(self) -> bool:
@@ -95,7 +96,8 @@ class SampleOutcome:
                 for column, bounds in intervals.items()} if isinstance(intervals, dict) else {}
         return cls(status, {column: _number(value) for column, value in speedup.items()}, lows,
                    style_rules((verdict or {}).get("flags")), solution_sha256, _number(expert.get("speedup")),
-                   _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]))
+                   _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]),
+                   (verdict or {}).get("kernelbench_correct") is not False)
 
 
 def _number(value: Any) -> float | None:
@@ -153,6 +155,8 @@ class GroupScore:
     fast_p_kernels_only: dict[str, dict[float, Estimate]]
     fast_p_at_k: dict[str, dict[int, dict[float, Estimate]]]
     statuses: dict[str, int]
+    correct_rate_kernelbench: Estimate = Estimate(None)  # KernelBench-compatible: its criterion accepts them too
+    fast_p_kernelbench: dict[str, dict[float, Estimate]] = field(default_factory=dict)
 
     @property
     def failures(self) -> dict[str, int]:
@@ -460,7 +464,15 @@ def _score_group(
             for column in columns
         },
         statuses=dict(sorted(statuses.items(), key=lambda item: -item[1])),
+        correct_rate_kernelbench=boot.mean(per_problem(problems, _kernelbench_share, None, 0.0)),
+        fast_p_kernelbench={c: {p: boot.mean(per_problem(problems, _kernelbench_share, c, p)) for p in P_VALUES}
+                            for c in columns},
     )
+
+
+def _kernelbench_share(problem: ProblemOutcome, column: str | None, p: float) -> float:
+    shares = [s.correct and s.kernelbench and (column is None or s.fast(column, p)) for s in problem.samples]
+    return sum(shares) / len(shares)
 
 
 def interval(estimate: Estimate) -> list[float | None]:
@@ -496,5 +508,9 @@ def _group_dict(group: GroupScore) -> dict:
             column: {str(k): by_p(e, interval) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
         },
         "failures": group.failures,
+        "correct_rate_kernelbench": group.correct_rate_kernelbench.value,
+        "correct_rate_kernelbench_ci": interval(group.correct_rate_kernelbench),
+        "fast_p_kernelbench": {column: by_p(e, value) for column, e in group.fast_p_kernelbench.items()},
+        "fast_p_kernelbench_ci": {column: by_p(e, interval) for column, e in group.fast_p_kernelbench.items()},
     }
 
