@@ -505,3 +505,26 @@ def test_a_problem_s_tolerance_is_checked_when_read(tmp_path, tolerance, ok):
     else:
         with pytest.raises(ProblemError, match="KBENCH_TOLERANCE"):
             load_problem(path)
+
+
+# --- the benchmarks' logic (they run on the GPU machine) ---------------------------------------------
+
+
+def test_the_cost_benchmark_checks_as_the_reference_worker_does():
+    from conftest import load_benchmark
+
+    row = load_benchmark("truth_cost").measure("level1/matmul_square", "cpu", seeds=1)
+    assert row["criterion"] == "truth" and row["ok"] and row["unavailable"] is None
+    assert row["check_truth_ms"] > 0 and row["reference_error"] > 0
+
+
+def test_the_calibration_separates_honest_orders_from_lower_precision():
+    from conftest import load_benchmark
+
+    orders = load_benchmark("truth_orders")
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 4096, generator=gen), torch.randn(4096, 64, generator=gen)
+    reference, true = a @ b, a.double() @ b.double()
+    assert orders.case("tiles", reference, orders.tiles(a, b, 32), true)["passes"]
+    low = orders.case("bf16", reference, (a.bfloat16() @ b.bfloat16()).float(), true)
+    assert not low["passes"] and low["ratio"] > 100
