@@ -53,7 +53,8 @@ def case(name: str, reference: torch.Tensor, candidate: torch.Tensor, true: torc
     errors, _ = truth_values(reference, candidate, true, tol)
     devices = {"output": str(reference.device)}
     kernelbench = compare_outputs(reference, candidate, devices, devices).ok
-    ratio = errors["candidate_scaled_error"] / errors["reference_scaled_error"] if errors["reference_scaled_error"] else None
+    scale = errors["reference_scaled_error"]
+    ratio = errors["candidate_scaled_error"] / scale if scale else None
     return {"case": name, "ratio": ratio, "share": errors["share"], "passes": errors["share"] <= 1.0,
             "kernelbench_accepts": kernelbench, **errors}
 

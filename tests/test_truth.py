@@ -335,8 +335,10 @@ def tiled_k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr, BLOCK_K: tl.const
     ks = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
-        a = tl.load(a_ptr + rows[:, None] * K + k + ks[None, :], mask=(rows[:, None] < M) & (k + ks[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + (k + ks[:, None]) * N + cols[None, :], mask=(k + ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        a = tl.load(a_ptr + rows[:, None] * K + k + ks[None, :],
+                    mask=(rows[:, None] < M) & (k + ks[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + ks[:, None]) * N + cols[None, :],
+                    mask=(k + ks[:, None] < K) & (cols[None, :] < N), other=0.0)
         acc += tl.dot(a, b, input_precision=PRECISION)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
 

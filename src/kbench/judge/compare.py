@@ -58,6 +58,7 @@ CRITERIA = {
     "kernelbench": "against the reference's output, within the problem's tolerance (KernelBench's constant)",
 }
 DEFAULT_CRITERION = "truth"
+_TINY = torch.finfo(torch.float64).tiny
 
 
 class TruthUnavailable(Exception):
@@ -318,7 +319,7 @@ def truth_values(want: torch.Tensor, got: torch.Tensor, true: torch.Tensor, tol:
                               "reference_scaled_error": 0.0, "share": 0.0, "multiple": multiple}
     if count == 0:
         return errors, None
-    scale = max(total / count, torch.finfo(torch.float64).tiny)
+    scale = max(total / count, _TINY)
     for _, w, t, finite in pieces():
         error = (w - t).abs_().masked_fill_(~finite, 0.0)
         errors["reference_error"] = max(errors["reference_error"], float(error.max()))
@@ -331,7 +332,7 @@ def truth_values(want: torch.Tensor, got: torch.Tensor, true: torch.Tensor, tol:
         m = t.abs().clamp_min_(scale)
         allowed = t.abs().mul_(tol["rtol"]).add_(tol["atol"]).add_(m.mul(multiple * errors["reference_scaled_error"]))
         errors["candidate_error"] = max(errors["candidate_error"], float(error.max()))
-        errors["share"] = max(errors["share"], float(error.div(allowed.clamp_min(torch.finfo(torch.float64).tiny)).max()))
+        errors["share"] = max(errors["share"], float(error.div(allowed.clamp_min(_TINY)).max()))
         errors["candidate_scaled_error"] = max(errors["candidate_scaled_error"], float(error.div_(m).max()))
         beyond = (g - t).abs_().masked_fill_(~finite, 0.0) > allowed
         if bool(beyond.any()):
