@@ -2,7 +2,7 @@
 
 For each problem, in one process, exactly as a reference worker checks a saved call
 (``worker.Session``: the problem loaded at its size, the model built under an init seed,
-the inputs drawn on the device per seed; ``outputs.check_saved_call``), it times, per seed:
+the inputs drawn on the device per seed; ``outputs.check_held``), it times, per seed:
 
 - ``reference_ms``: the reference's own forward (float32, the judge's pinned settings);
 - ``check_kernelbench_ms``: the check of a candidate's output (here an honest copy of the
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from kbench.judge.outputs import check_saved_call, describe_devices, fingerprint
+from kbench.judge.outputs import check_held, describe_devices
 from kbench.judge.reference import load_message
 from kbench.judge.worker import Session
 from kbench.suite import find_problem
@@ -70,19 +70,17 @@ def measure(problem_id: str, device: str, seeds: int, size: str = "auto") -> dic
 
     def check(seed: int, correctness: str) -> dict[str, Any]:
         args = session.inputs(seed)
-        drawn = fingerprint(args, "inputs")
         out = session.forward(args)
-        candidate = [x.clone() for x in out] if isinstance(out, (list, tuple)) else out.clone()
-        msg = {"fingerprint": {"output": fingerprint(candidate), "inputs": drawn},
-               "candidate_devices": describe_devices(candidate), "tolerance": problem.tolerance,
+        candidate = [x.clone() for x in out] if isinstance(out, (list, tuple)) else out.clone()  # as read
+        msg = {"candidate_devices": describe_devices(candidate), "tolerance": problem.tolerance,
                "correctness": correctness}
         del args
         _sync(dev)
         if dev.type == "cuda":
             torch.cuda.reset_peak_memory_stats(dev)
         held = torch.cuda.memory_allocated(dev) if dev.type == "cuda" else 0
-        elapsed, answer = _ms(lambda: check_saved_call(
-            out, drawn, msg, lambda: candidate, lambda: session.truth.output(session.inputs(seed), out)), dev)
+        elapsed, answer = _ms(lambda: check_held(
+            out, candidate, msg, lambda: session.truth.output(session.inputs(seed), out)), dev)
         answer["ms"] = elapsed
         answer["peak_gib"] = (torch.cuda.max_memory_allocated(dev) - held) / 2**30 if dev.type == "cuda" else None
         del out, candidate
