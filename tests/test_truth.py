@@ -530,3 +530,13 @@ def test_the_calibration_separates_honest_orders_from_lower_precision():
     assert orders.case("tiles", reference, orders.tiles(a, b, 32), true)["passes"]
     low = orders.case("bf16", reference, (a.bfloat16() @ b.bfloat16()).float(), true)
     assert not low["passes"] and low["ratio"] > 100
+
+
+def test_a_truth_that_fails_on_the_way_leaves_the_reference_to_judge():
+    x = torch.randn(16)
+
+    def broken():
+        raise RuntimeError("inputs could not be drawn again")
+
+    result = compare_outputs(x, x.clone(), CPU, CPU, truth=broken)
+    assert result.ok and result.criterion == "kernelbench" and "RuntimeError" in result.truth["unavailable"]
