@@ -540,3 +540,13 @@ def test_a_truth_that_fails_on_the_way_leaves_the_reference_to_judge():
 
     result = compare_outputs(x, x.clone(), CPU, CPU, truth=broken)
     assert result.ok and result.criterion == "kernelbench" and "RuntimeError" in result.truth["unavailable"]
+
+
+def test_a_float64_model_far_from_the_reference_is_no_truth():
+    """Random numbers drawn in forward (or another path in float64): a multiple of that error would pass anything."""
+    gen = torch.Generator().manual_seed(4)
+    reference = torch.randn(256, generator=gen)
+    other = torch.randn(256, generator=gen).double()  # what the float64 model drew instead
+    result = judge(reference, torch.zeros_like(reference), other)
+    assert (result.ok, result.criterion) == (False, "kernelbench") and "not a truth" in result.truth["unavailable"]
+    assert judge(reference, reference.clone(), other).ok

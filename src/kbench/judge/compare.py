@@ -51,6 +51,12 @@ DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
 # accumulates in float32): 2 there.
 DEFAULT_MULTIPLE = 32.0
 MULTIPLES = {"float16": 2.0, "bfloat16": 2.0}
+# A reference farther than this from the float64 truth (scaled error) is not off by rounding: the model
+# draws random numbers, or takes another path in float64. That truth is not used (the reference's output
+# judges), or a multiple of its error would let anything through. float32's: about 8000 units in the last
+# place (a product summed over 16384 terms is 2e-6 from it); 16-bit's: 20 times the rounding of one value.
+MOST_REFERENCE_ERROR = {"float16": 0.1, "bfloat16": 0.1}
+DEFAULT_MOST_REFERENCE_ERROR = 1e-3
 EXACT = {"atol": 0.0, "rtol": 0.0}
 MIN_MULTIPLE = 2.0  # at least 1 + rtol: what the reference-side criterion accepts, the truth's accepts too
 CRITERIA = {
@@ -330,6 +336,10 @@ def truth_values(want: torch.Tensor, got: torch.Tensor, true: torch.Tensor, tol:
         errors["reference_error"] = max(errors["reference_error"], float(error.max()))
         errors["reference_scaled_error"] = max(errors["reference_scaled_error"],
                                                float(error.div_(t.abs().clamp_min_(scale)).max()))
+    most = MOST_REFERENCE_ERROR.get(dtype_name(want.dtype), DEFAULT_MOST_REFERENCE_ERROR)
+    if errors["reference_scaled_error"] > most:
+        return {"unavailable": f"the reference is {errors['reference_scaled_error']:.3g} (scaled) from the float64 "
+                               f"model's output, more than rounding ({most:g}): not a truth"}, None
     bad: list[Any] = [0, None, 0.0, 0.0]
     for index, w, t, finite in pieces():
         g = got[index].to(torch.float64)
