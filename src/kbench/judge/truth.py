@@ -142,9 +142,12 @@ def _float64_bytes(obj: Any) -> int:
 
 
 def _free_bytes(device: torch.device) -> int:
-    """Memory the truth may use: the device's free memory and what its allocator holds unused,
-    or half of the host's available memory (the rest is the worker's memory limit's margin)."""
+    """Memory the truth may use: the device's free memory and what its allocator holds unused;
+    on the host, half of the available memory, and no more than keeps the worker under the judge's
+    default memory limit (half the machine: kbench.judge.process), which would kill it, and the
+    problem would take the blame."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-    return psutil.virtual_memory().available // 2
+    memory = psutil.virtual_memory()
+    return max(0, min(memory.available // 2, memory.total // 2 - psutil.Process().memory_info().rss))
