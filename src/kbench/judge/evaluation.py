@@ -110,14 +110,13 @@ def evaluate(
     device = resolve_device(device)
     size = resolve_size(size, device)
     check_settings(timing, device)
-    check_criterion(correctness)  # floating-point values against the float64 truth, or as KernelBench judges them
     confinement = find_sandbox() if sandbox else None
 
     def judged(spares: Spares | None, first_pair: bool = True) -> Verdict:
         evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes,
                                  check_policy(policy), dtype)
         evaluation.reference_side.columns = check_columns(list(baselines), device)
-        evaluation.reference_side.correctness = correctness
+        evaluation.reference_side.correctness = check_criterion(correctness)  # the float64 truth, or KernelBench's
         evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
         evaluation.tell = progress or evaluation.tell
         evaluation.sandbox, evaluation.spares, evaluation.other_size_trial = confinement, spares, first_pair
@@ -351,12 +350,8 @@ class _Evaluation:
                 raise _Verdict("incorrect", f"timed-call-check: call {call.index} of timing round {index}: "
                                f"{call.comparison.check}: {call.comparison.detail}")
 
-    def _record_timings(
-        self,
-        cand_rounds: list[dict[str, Any]],
-        base_rounds: dict[str, list[dict[str, Any]]],
-        cached: dict[str, CachedBaseline],
-    ) -> None:
+    def _record_timings(self, cand_rounds: list[dict[str, Any]], base_rounds: dict[str, list[dict[str, Any]]],
+                        cached: dict[str, CachedBaseline]) -> None:
         candidate = pooled(cand_rounds)
         self._consider(timer_findings(cand_rounds))
         self.record["speed_of_light_ms"], beyond = speed_of_light_findings(

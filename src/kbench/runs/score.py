@@ -445,13 +445,9 @@ def _score_group(
             column: {p: boot.mean(per_problem(problems, fast_share, column, p)) for p in P_VALUES}
             for column in columns
         },
-        fast_p_conservative={
-            column: {p: boot.mean(per_problem(problems, surely_fast_share, column, p)) for p in P_VALUES}
-            for column in columns
-        },
-        geomean_speedup={
-            column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns
-        },
+        fast_p_conservative={c: {p: boot.mean(per_problem(problems, surely_fast_share, c, p)) for p in P_VALUES}
+                             for c in columns},
+        geomean_speedup={column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns},
         correct_rate_kernels_only=boot.mean(per_problem(problems, kernel_correct_share)),
         fast_p_kernels_only={
             column: {p: boot.mean(per_problem(problems, kernel_fast_share, column, p)) for p in P_VALUES}
@@ -470,9 +466,8 @@ def _score_group(
     )
 
 
-def _kernelbench_share(problem: ProblemOutcome, column: str | None, p: float) -> float:
-    shares = [s.correct and s.kernelbench and (column is None or s.fast(column, p)) for s in problem.samples]
-    return sum(shares) / len(shares)
+def _kernelbench_share(pr: ProblemOutcome, c: str | None, p: float) -> float:
+    return sum(s.correct and s.kernelbench and (c is None or s.fast(c, p)) for s in pr.samples) / len(pr.samples)
 
 
 def interval(estimate: Estimate) -> list[float | None]:
