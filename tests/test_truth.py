@@ -471,18 +471,25 @@ def test_on_a_gpu_the_judge_calls_the_naive_triton_loop_correct(long_product, tm
 
 def test_the_kernelbench_compatible_figures_count_only_what_its_criterion_accepts():
     from run_fixtures import run_data
+    from rich.console import Console
 
+    from kbench.cli.scores import print_score, score_document
     from kbench.runs import export
+    from kbench.runs.kernelbench_score import kernelbench_score
     from kbench.runs.score import columns_of, outcomes, score
 
     run = run_data([("P", 1, [("correct", 2.0)]), ("Q", 1, [("correct", 2.0)]), ("R", 1, [("incorrect", None)])])
     run.evaluations[0].verdict["kernelbench_correct"] = False  # correct against the truth only
     result = score(outcomes(run), columns_of(run))
-    overall = result.overall
-    assert overall.correct_rate.value == pytest.approx(2 / 3)
-    assert overall.correct_rate_kernelbench.value == pytest.approx(1 / 3)
-    assert overall.fast_p_kernelbench["eager"][1.0].value == pytest.approx(1 / 3)
-    assert result.to_dict()["fast_p_kernelbench"]["eager"]["1"] == pytest.approx(1 / 3)
+    compatible = kernelbench_score(outcomes(run), result).overall
+    assert result.overall.correct_rate.value == pytest.approx(2 / 3)
+    assert compatible.correct_rate.value == pytest.approx(1 / 3)
+    assert compatible.fast_p["eager"][1.0].value == pytest.approx(1 / 3)
+    document = score_document(run, result)["kernelbench_compatible"]
+    assert document["fast_p"]["eager"]["1"] == pytest.approx(1 / 3) and set(document["levels"]) == {"1"}
+    out = Console(record=True, width=250)
+    print_score(out, run, result)
+    assert "correct, KernelBench-compatible" in out.export_text()
     assert [row["correct_kernelbench"] for row in export.rows(run)] == [False, True, False]
     layout = export.kernelbench(run)
     assert layout["P"][0]["correctness"] is False and layout["P"][0]["metadata"]["kbench_correct"] is True

@@ -61,7 +61,7 @@ class SampleOutcome:
     expert: float | None = None
     fraction: float | None = None
     fraction_low: float | None = None
-    kernelbench: bool = True  # correct by KernelBench's criterion too (the KernelBench-compatible figures)
+    kernelbench: bool = True  # correct by KernelBench's criterion too (runs.kernelbench_score)
 
     @property
     def correct(self) -> bool:
@@ -155,8 +155,6 @@ class GroupScore:
     fast_p_kernels_only: dict[str, dict[float, Estimate]]
     fast_p_at_k: dict[str, dict[int, dict[float, Estimate]]]
     statuses: dict[str, int]
-    correct_rate_kernelbench: Estimate = Estimate(None)  # KernelBench-compatible: its criterion accepts them too
-    fast_p_kernelbench: dict[str, dict[float, Estimate]] = field(default_factory=dict)
 
     @property
     def failures(self) -> dict[str, int]:
@@ -445,8 +443,10 @@ def _score_group(
             column: {p: boot.mean(per_problem(problems, fast_share, column, p)) for p in P_VALUES}
             for column in columns
         },
-        fast_p_conservative={c: {p: boot.mean(per_problem(problems, surely_fast_share, c, p)) for p in P_VALUES}
-                             for c in columns},
+        fast_p_conservative={
+            column: {p: boot.mean(per_problem(problems, surely_fast_share, column, p)) for p in P_VALUES}
+            for column in columns
+        },
         geomean_speedup={column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns},
         correct_rate_kernels_only=boot.mean(per_problem(problems, kernel_correct_share)),
         fast_p_kernels_only={
@@ -460,14 +460,7 @@ def _score_group(
             for column in columns
         },
         statuses=dict(sorted(statuses.items(), key=lambda item: -item[1])),
-        correct_rate_kernelbench=boot.mean(per_problem(problems, _kernelbench_share, None, 0.0)),
-        fast_p_kernelbench={c: {p: boot.mean(per_problem(problems, _kernelbench_share, c, p)) for p in P_VALUES}
-                            for c in columns},
     )
-
-
-def _kernelbench_share(pr: ProblemOutcome, c: str | None, p: float) -> float:
-    return sum(s.correct and s.kernelbench and (c is None or s.fast(c, p)) for s in pr.samples) / len(pr.samples)
 
 
 def interval(estimate: Estimate) -> list[float | None]:
@@ -503,9 +496,5 @@ def _group_dict(group: GroupScore) -> dict:
             column: {str(k): by_p(e, interval) for k, e in by_k.items()} for column, by_k in group.fast_p_at_k.items()
         },
         "failures": group.failures,
-        "correct_rate_kernelbench": group.correct_rate_kernelbench.value,
-        "correct_rate_kernelbench_ci": interval(group.correct_rate_kernelbench),
-        "fast_p_kernelbench": {column: by_p(e, value) for column, e in group.fast_p_kernelbench.items()},
-        "fast_p_kernelbench_ci": {column: by_p(e, interval) for column, e in group.fast_p_kernelbench.items()},
     }
 
