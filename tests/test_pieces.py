@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from kbench.judge import pieces
+from kbench.judge import compare, pieces
 from kbench.judge.compare import compare_outputs
 from kbench.judge.outputs import describe_devices
 
@@ -19,6 +19,7 @@ BIG = (300, 100)  # pieces of at most 4096 elements here (small_pieces): 40 rows
 @pytest.fixture(autouse=True)
 def small_pieces(monkeypatch):
     """Pieces of 2**12 elements at least instead of 2**20: the same walk, on small tensors."""
+    monkeypatch.setattr(compare, "PIECE_MIN", 2**12)  # where pieces are cut (kbench.judge.compare)
     monkeypatch.setattr(pieces, "PIECE_MIN", 2**12)
 
 

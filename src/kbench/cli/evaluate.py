@@ -18,6 +18,7 @@ from kbench.cli.progress import evaluation_progress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
 from kbench.judge.baselines import COLUMNS, check_columns
+from kbench.judge.compare import CRITERIA, DEFAULT_CRITERION
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.judge.sandbox import SandboxUnavailable
@@ -58,6 +59,10 @@ def eval_command(
     dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problem's variant in this dtype "
                                         "(its KBENCH_DTYPES) [default: float32]."),
     precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
+    correctness: str = typer.Option(DEFAULT_CRITERION, metavar="|".join(CRITERIA), help="How floating-point "
+                                    "outputs are judged: truth (against the float64 truth, within the tolerance "
+                                    "plus a multiple of the reference's own error) or kernelbench (within the "
+                                    "tolerance of the reference's output, as KernelBench does): docs/judge.md."),
     baseline: Optional[List[str]] = typer.Option(
         None, metavar="eager,compile,...", help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} "
         "[default: eager]."),
@@ -89,7 +94,7 @@ def eval_command(
                 dtype=dtype, baselines=split_names(baseline) or ("eager",),
                 timing=TimingSettings(cuda_graph=cuda_graph, pairs=pairs, max_pairs=max_pairs,
                                       decide_at=decide_points(decide_at)), sandbox=sandbox,
-                progress=shown,
+                progress=shown, correctness=correctness,
             )
     except (ProblemError, SolutionError, ValueError, SandboxUnavailable) as exc:
         raise usage_error(str(exc)) from exc
@@ -112,6 +117,10 @@ def baseline_command(
     dtype: Optional[str] = typer.Option(None, metavar="|".join(DTYPES), help="The problems' variant in this dtype "
                                         "[default: float32]."),
     precision: Optional[str] = typer.Option(None, metavar="|".join(PRECISIONS), help=PRECISION_HELP),
+    correctness: str = typer.Option(DEFAULT_CRITERION, metavar="|".join(CRITERIA), help="How floating-point "
+                                    "outputs are judged: truth (against the float64 truth, within the tolerance "
+                                    "plus a multiple of the reference's own error) or kernelbench (within the "
+                                    "tolerance of the reference's output, as KernelBench does): docs/judge.md."),
     cuda_graph: bool = typer.Option(False, "--cuda-graph/--no-cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

@@ -28,6 +28,7 @@ from kbench.judge.pairs import pairs_taken
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
 from kbench.runs.comparison import compare as compare_runs
+from kbench.runs.kernelbench_score import kernelbench_figures, kernelbench_score
 from kbench.runs.records import RunData, finite
 from kbench.runs.repo_score import TRACK as REPO_TRACK
 from kbench.runs.score import (
@@ -77,6 +78,7 @@ def score_document(data: RunData, result: Score, by_turn: dict[int, Score] | Non
     """The score with what it is a score of: the run, its manifest, and any change between
     sessions; for a generated run also the scores after each turn, and the tokens and cost."""
     document = run_document(data, result.overall.coverage.evaluated == result.overall.n_problems, result.to_dict())
+    document["kernelbench_compatible"] = kernelbench_figures(outcomes(data), result)  # KernelBench's criterion
     if data.turns:
         by_turn = by_turn if by_turn is not None else score_by_turn(data, columns_of(data))
         flips = same_solution_flips(data)
@@ -170,12 +172,13 @@ def print_score(out: Console, data: RunData, result: Score, by_turn: dict[int, S
         highlight=False,
         soft_wrap=True,
     )
-    rate = Table("", "problems", "correct", "correct, kernels only",
+    rate = Table("", "problems", "correct", "correct, kernels only", "correct, KernelBench-compatible",
                  *(f"geomean speedup ({c}){_mark(result)}" for c in result.columns),
                  title=f"correctness and speed ({result.confidence:.0%} bootstrap intervals over problems)")
+    kernelbench = kernelbench_score(outcomes(data), result).groups  # counting what KernelBench's criterion accepts
     for key, group in result.groups.items():
         rate.add_row(_group_label(key), str(group.n_problems), estimate_text(group.correct_rate),
-                     estimate_text(group.correct_rate_kernels_only),
+                     estimate_text(group.correct_rate_kernels_only), estimate_text(kernelbench[key].correct_rate),
                      *(estimate_text(group.geomean_speedup[c]) for c in result.columns))
     out.print(rate)
     for column in result.columns:

@@ -73,6 +73,8 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
         console.print(f"  measured twice: a first evaluation's {suspicion}", highlight=False, markup=False)
     if verdict.max_abs_error is not None:
         console.print(f"  {_errors_text(verdict)}", highlight=False)
+    if verdict.truth:
+        console.print(f"  {_truth_text(verdict)}", highlight=False, markup=False)
     if verdict.correct and verdict.timing:
         if verdict.device == "cpu":
             console.print(f"  [yellow]note:[/yellow] {CPU_NOTE}", highlight=False)
@@ -116,6 +118,19 @@ def _undecided_text(verdict: Verdict, column: str) -> str:
     more = ("; more worker pairs narrow it (--pairs 4, or --max-pairs 8 to stop once it is within 0.5%)"
             if pairs_taken(verdict.timing) < 4 else "")
     return f"not decided: the interval holds 1.0, neither faster nor slower than {column} beyond its noise{more}"
+
+
+def _truth_text(verdict: Verdict) -> str:
+    """The errors against the float64 truth (kbench.judge.compare) and what KernelBench's criterion says."""
+    truth = verdict.truth
+    text = (f"against the float64 truth: max abs error {truth['candidate_error']:.3g} (the reference's "
+            f"{truth['reference_error']:.3g}), {truth.get('share', 0):.0%} of the allowance"
+            if "candidate_error" in truth else "no float64 truth")
+    if truth.get("unavailable"):
+        text += f" ({'; '.join(truth['unavailable'])}: judged by the reference's output)"
+    if verdict.correct and verdict.kernelbench_correct is False:
+        text += "; KernelBench's tolerance against the reference's output would call it incorrect"
+    return text
 
 
 def _errors_text(verdict: Verdict) -> str:

@@ -28,8 +28,14 @@ class Trial:
     ok: bool
     check: str
     detail: str
-    max_abs_error: float | None = None
+    max_abs_error: float | None = None  # against the reference's output
     max_rel_error: float | None = None
+    # How its floating-point values were judged ("truth": against the float64 truth; "kernelbench": against
+    # the reference's output), whether the "kernelbench" criterion accepts them, and the errors against the
+    # truth (kbench.judge.compare: candidate_error, reference_error, ..., or "unavailable": why).
+    criterion: str = "kernelbench"
+    kernelbench_ok: bool | None = None
+    truth: dict[str, Any] | None = None
 
 
 @dataclass
@@ -81,6 +87,13 @@ class Verdict:
     # The repository track's comparison with the task's expert patch:
     # {"speedup": x, "fraction": f, "fraction_interval": [lo, hi], "measured": "..."}; empty otherwise.
     expert: dict[str, Any] = field(default_factory=dict)
+    # The correctness criterion asked for (kbench.judge.compare.CRITERIA; older records: "kernelbench"), whether
+    # KernelBench's (the problem's tolerance against the reference's output) accepts every checked call (the
+    # "KernelBench-compatible" column; None where not recorded), and the worst errors against the float64 truth
+    # over the checked calls, with the reasons where no truth was computed.
+    correctness: str = "kernelbench"
+    kernelbench_correct: bool | None = None
+    truth: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -27,7 +27,7 @@ from kbench.judge import background, tracebacks
 from kbench.judge.answers import failure_phase, recorded_call, reported_findings, seconds
 from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
 from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_times
-from kbench.judge.compare import Comparison
+from kbench.judge.compare import DEFAULT_CRITERION, Comparison, check_criterion
 from kbench.judge.confirmation import confirmed
 from kbench.judge.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, action, check_policy
@@ -83,6 +83,7 @@ def evaluate(
     progress: Callable[[str], None] | None = None,
     spares: Spares | None = None,
     sides: Sides | None = None,
+    correctness: str = DEFAULT_CRITERION,
 ) -> Verdict:
     """Judge ``solution`` against ``problem`` and return the verdict.
 
@@ -115,6 +116,7 @@ def evaluate(
         evaluation = _Evaluation(problem, solution, device, size, trials, timeout, timing, memory_limit_bytes,
                                  check_policy(policy), dtype)
         evaluation.reference_side.columns = check_columns(list(baselines), device)
+        evaluation.reference_side.correctness = check_criterion(correctness)  # the float64 truth, or KernelBench's
         evaluation.reference_side.cache = default_cache_path() if baseline_cache is True else (baseline_cache or None)
         evaluation.tell = progress or evaluation.tell
         evaluation.sandbox, evaluation.spares, evaluation.other_size_trial = confinement, spares, first_pair
@@ -348,12 +350,8 @@ class _Evaluation:
                 raise _Verdict("incorrect", f"timed-call-check: call {call.index} of timing round {index}: "
                                f"{call.comparison.check}: {call.comparison.detail}")
 
-    def _record_timings(
-        self,
-        cand_rounds: list[dict[str, Any]],
-        base_rounds: dict[str, list[dict[str, Any]]],
-        cached: dict[str, CachedBaseline],
-    ) -> None:
+    def _record_timings(self, cand_rounds: list[dict[str, Any]], base_rounds: dict[str, list[dict[str, Any]]],
+                        cached: dict[str, CachedBaseline]) -> None:
         candidate = pooled(cand_rounds)
         self._consider(timer_findings(cand_rounds))
         self.record["speed_of_light_ms"], beyond = speed_of_light_findings(
@@ -497,4 +495,5 @@ class _Evaluation:
             speed_of_light_ms=self.record.get("speed_of_light_ms"),
             sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
             handover=sorted(self.handover),
+            **self.reference_side.truth.verdict_fields(correct, self.reference_side.correctness),
         )

@@ -18,12 +18,12 @@ import math
 import sys
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from kbench.judge.compare import Comparison, compare_outputs, dtype_name, leaves, tolerance_for
+from kbench.judge.compare import DEFAULT_CRITERION, Comparison, compare_outputs, dtype_name, leaves, tolerance_for
 from kbench.judge.failure import Failure, phase
 
 # Taken when the worker imports this module, before any candidate code can replace them.
@@ -34,10 +34,13 @@ except ImportError:  # no Triton: a GPU's digest sums with PyTorch, copying
     _gpu_block_sums = None
 
 
-def check_held(expected: Any, held: Any, msg: dict[str, Any]) -> dict[str, Any]:
+def check_held(expected: Any, held: Any, msg: dict[str, Any], truth: Callable[[], Any] | None = None
+               ) -> dict[str, Any]:
     """Check the output the reference copied out of the candidate's memory right after its call
     (``held``: the output, or the exception reading it raised) against ``expected``, computed here
-    on the same seed."""
+    on the same seed: under ``msg["correctness"]`` (default ``truth``), against what ``truth()``
+    returns (kbench.judge.truth), else against ``expected`` alone (kbench.judge.compare)."""
+    truth = truth if msg.get("correctness", DEFAULT_CRITERION) == "truth" else None
     expected_devices = describe_devices(expected)
     tolerances = {
         dtype_name(leaf.dtype): tolerance_for(leaf.dtype, msg["tolerance"])
@@ -47,7 +50,7 @@ def check_held(expected: Any, held: Any, msg: dict[str, Any]) -> dict[str, Any]:
     if isinstance(held, BaseException):  # whatever the candidate wrote, it is not a readable output
         result = Comparison(False, "output", f"the output could not be read back ({type(held).__name__}: {held})")
     else:
-        result = compare_outputs(expected, held, expected_devices, msg["candidate_devices"], msg["tolerance"])
+        result = compare_outputs(expected, held, expected_devices, msg["candidate_devices"], msg["tolerance"], truth)
     return {"comparison": asdict(result), "tolerance": tolerances}
 
 

@@ -20,39 +20,17 @@ for the whole tensor: the checks are elementwise.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from dataclasses import replace
+from typing import Any
 
 import torch
 
-from kbench.judge.compare import Comparison, compare_outputs, leaves, tolerance_for
+from kbench.judge.compare import (  # noqa: F401 - where pieces are cut, for callers
+    PIECE_MAX, PIECE_MIN, Comparison, compare_outputs, leaves, piece_indices, piece_limit, tolerance_for,
+)
 
-PIECE_SHARE = 64  # a piece is at most this share of its tensor...
-PIECE_MIN, PIECE_MAX = 1 << 18, 1 << 24  # ...within these bounds, in elements
 ZEROS = object()  # as ``actual``: an all-zero answer of the expected's structure, made piece by piece
 _TINY = torch.finfo(torch.float64).tiny
-
-
-def piece_limit(numel: int) -> int:
-    return max(PIECE_MIN, min(PIECE_MAX, numel // PIECE_SHARE))
-
-
-def piece_indices(shape: tuple[int, ...], limit: int | None = None) -> Iterator[tuple[int | slice, ...]]:
-    """Indices that cut a tensor of ``shape`` into views of at most ``limit`` elements
-    (whole rows of the leading dimension where one fits, else one row at a time, cut further)."""
-    numel = math.prod(shape)
-    limit = limit or piece_limit(numel)
-    if numel <= limit or not shape:
-        yield ()
-        return
-    inner = numel // shape[0]
-    if inner <= limit:
-        step = limit // inner
-        for start in range(0, shape[0], step):
-            yield (slice(start, min(start + step, shape[0])),)
-    else:
-        for row in range(shape[0]):
-            for rest in piece_indices(shape[1:], limit):
-                yield (row, *rest)
 
 
 def label(index: tuple[int | slice, ...]) -> str:
@@ -105,7 +83,7 @@ def compare(expected: Any, actual: Any, overrides: dict[str, dict[str, float]], 
             worst_abs = max(worst_abs, result.max_abs_error or 0.0)
             if result.max_rel_error is not None:
                 worst_rel = max(worst_rel or 0.0, result.max_rel_error)
-    return Comparison(True, "ok", "all outputs match", worst_abs, worst_rel)
+    return Comparison(True, "ok", "all outputs match", worst_abs, worst_rel, kernelbench_ok=True)
 
 
 def _device_of(leaf: Any, device: torch.device | None = None) -> dict[str, str]:
@@ -115,7 +93,7 @@ def _device_of(leaf: Any, device: torch.device | None = None) -> dict[str, str]:
 def _relabel(result: Comparison, where: str, index: tuple[int | slice, ...]) -> Comparison:
     """A comparison of one leaf (or one piece of it) named by its place in the whole output."""
     detail = result.detail.replace("output", where + label(index), 1) if result.detail.startswith("output") else result.detail
-    return Comparison(result.ok, result.check, detail, result.max_abs_error, result.max_rel_error)
+    return replace(result, detail=detail)
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

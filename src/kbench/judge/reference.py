@@ -28,6 +28,7 @@ from kbench.judge.baselines import (
     driver_version,
 )
 from kbench.judge.calls import Call, CallDriver, replayed_calls, timed_calls
+from kbench.judge.compare import DEFAULT_CRITERION, TruthRecord
 from kbench.judge.devices import resolve_device, worker_env
 from kbench.judge.guard import Finding
 from kbench.judge.process import Worker, WorkerLost
@@ -216,6 +217,8 @@ class ReferenceSide:
         self.flags: list[str] = []  # a cache that could not be read or written
         self.import_path: Path | None = None  # the reference's code beside the problem (kbench.judge.sides)
         self.code_columns: dict[str, Path] = {}  # columns of the problem's Model with other code (Sides.columns)
+        self.correctness = DEFAULT_CRITERION  # how its checks judge floating-point values (kbench.judge.compare)
+        self.truth = TruthRecord()  # what its checks found against the float64 truth
 
     def load_message(self, size: str | None = None) -> dict[str, Any]:
         return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype, self.import_path)
@@ -313,8 +316,11 @@ class ReferenceSide:
 
     def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
         """The reference's check of the call whose output it read last (kbench.judge.outputs.check_held)."""
-        message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance}
-        return self.ask(reference, what, message)
+        message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance,
+                   "correctness": self.correctness}
+        answer = self.ask(reference, what, message)
+        self.truth.add(answer["comparison"])
+        return answer
 
     def fails_alone(self, size: str) -> bool:
         """Whether a fresh reference worker, alone, fails to load the problem at

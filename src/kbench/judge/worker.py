@@ -72,6 +72,7 @@ from kbench.judge.loading import (
 from kbench.judge.exchange import Inbox, Outbox
 from kbench.judge.outputs import check_held, copy_packed, describe_devices, fingerprint, pack_output, unpack_output, warm_digest
 from kbench.judge.quiet import launch_round_trips_ms
+from kbench.judge.truth import Truth
 from kbench.suite.problem import Problem, import_problem
 
 _os_write = os.write
@@ -112,6 +113,7 @@ class Session:
         self.flusher: timing.CacheFlusher | None = None  # the caches flushed after each draw
         self.drawn: dict[str, Any] | None = None  # the last draw's layout and its inputs' fingerprint
         self.held: Any = None  # the last call's output as read (or why it could not be)
+        self.truth: Truth | None = None  # (reference) the model's float64 twin, for checks (kbench.judge.truth)
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -177,6 +179,7 @@ class Session:
 
     def _build_model(self, init_seed: int) -> None:
         self.model = None  # the previous model's memory is free before the next is built
+        self.truth = Truth(lambda: self.make_model(init_seed), self.device)  # made at its first check
         self.model = self.make_model(init_seed)
         # What ``time`` times: the model itself, or a baseline column's compiled form of it.
         self.timed = baselines.prepare(self.model, self.column) if self.column else self.model
@@ -365,7 +368,7 @@ class Session:
         read (``read``) checked against it, here."""
         args = self.inputs(msg["seed"])
         out = self.forward(args)
-        checked = check_held(out, self.held, msg)
+        checked = check_held(out, self.held, msg, lambda: self.truth.output(self.inputs(msg["seed"]), out))
         del args, out
         self._release_cached_memory()
         return {"ok": True, **checked}

@@ -44,6 +44,7 @@ SAMPLE_FIELDS: dict[str, str] = {
     "solution_source": "string",
     "status": "string",
     "correct": "bool",
+    "correct_kernelbench": "bool",
     "reason": "string",
     "runtime_ms": "float64",
     "baselines_ms": "columns",
@@ -135,6 +136,8 @@ def rows(data: RunData) -> list[dict[str, Any]]:
                 "solution_source": sample.source if sample else None,
                 "status": evaluation.status if evaluation else "pending",
                 "correct": evaluation.correct if evaluation else False,
+                "correct_kernelbench": bool(evaluation and evaluation.correct
+                                            and (evaluation.verdict or {}).get("kernelbench_correct") is not False),
                 "reason": evaluation.reason if evaluation else "",
                 "runtime_ms": evaluation.runtime_ms if evaluation else None,
                 "baselines_ms": evaluation.baselines if evaluation else {},
@@ -261,13 +264,14 @@ def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:
                 {
                     "sample_id": row["sample_index"],
                     "compiled": row["status"] in BUILT_STATUSES or "build" in phases,
-                    "correctness": bool(row["correct"]),
+                    "correctness": row["correct_kernelbench"],  # by KernelBench's criterion (docs/judge.md)
                     "metadata": {
                         "hardware": verdict.get("device_name"),
                         "device": verdict.get("device"),
                         "kbench_problem": row["problem_id"],
                         "kbench_level": problems[row["problem_id"]].level,
                         "kbench_status": row["status"],
+                        "kbench_correct": bool(row["correct"]),
                         "kbench_reason": row["reason"],
                         "kbench_baselines_ms": row["baselines_ms"],
                         "kbench_speedup": row["speedup"],

@@ -61,6 +61,7 @@ class SampleOutcome:
     expert: float | None = None
     fraction: float | None = None
     fraction_low: float | None = None
+    kernelbench: bool = True  # correct by KernelBench's criterion too (runs.kernelbench_score)
 
     @property
     def correct(self) -> bool:
@@ -95,7 +96,8 @@ class SampleOutcome:
                 for column, bounds in intervals.items()} if isinstance(intervals, dict) else {}
         return cls(status, {column: _number(value) for column, value in speedup.items()}, lows,
                    style_rules((verdict or {}).get("flags")), solution_sha256, _number(expert.get("speedup")),
-                   _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]))
+                   _number(expert.get("fraction")), _number((expert.get("fraction_interval") or [None])[0]),
+                   (verdict or {}).get("kernelbench_correct") is not False)
 
 
 def _number(value: Any) -> float | None:
@@ -445,9 +447,7 @@ def _score_group(
             column: {p: boot.mean(per_problem(problems, surely_fast_share, column, p)) for p in P_VALUES}
             for column in columns
         },
-        geomean_speedup={
-            column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns
-        },
+        geomean_speedup={column: boot.geomean(per_problem(problems, mean_log_speedup, column)) for column in columns},
         correct_rate_kernels_only=boot.mean(per_problem(problems, kernel_correct_share)),
         fast_p_kernels_only={
             column: {p: boot.mean(per_problem(problems, kernel_fast_share, column, p)) for p in P_VALUES}

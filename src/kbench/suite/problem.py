@@ -13,7 +13,10 @@ ignored by other tools, so the file stays a plain KernelBench problem:
   that dtype (a bf16 variant several times faster than the fp32 file would
   otherwise fall under the audit's 1 ms floor);
 - ``KBENCH_TOLERANCE = {"float32": {"atol": ..., "rtol": ...}}``: a problem's
-  own tolerance where the default for its dtype is wrong for it;
+  own tolerance where the default for its dtype is wrong for it, and optionally
+  ``"multiple"``: how many times the reference's own error against the float64
+  truth a candidate may add (kbench.judge.compare, at least 2; default 32 for
+  float32, 2 for 16-bit types);
 - ``def kbench_flops()`` and ``def kbench_bytes()``: the operation count and the
   fewest bytes a kernel must move, for a speed-of-light time;
 - ``KBENCH_DTYPES = ("float32", "bfloat16")``: the dtypes the problem may be
@@ -128,8 +131,7 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
     for dtype, values in dtype_sizes.items():
         _check_size_names(values, f"KBENCH_DTYPE_SIZES[{dtype!r}]", assigned, path)
     tolerance = constants.get("KBENCH_TOLERANCE", {})
-    if not isinstance(tolerance, dict):
-        raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE must be a dict")
+    _check_tolerance(tolerance, path)
 
     dtypes = _names(constants, "KBENCH_DTYPES", path, ("float32",))
     unknown_dtypes = sorted(set(dtypes) - set(DTYPES))
@@ -157,6 +159,22 @@ def load_problem(path: str | Path, problem_id: str | None = None) -> Problem:
         requires=requires,
         dtype_sizes=dtype_sizes,
     )
+
+
+TOLERANCE_KEYS = ("atol", "rtol", "multiple")
+
+
+def _check_tolerance(tolerance: Any, path: Path) -> None:
+    """KBENCH_TOLERANCE: dtype names to {atol, rtol, multiple}, each a number at least 0 (a multiple at least 2)."""
+    if not isinstance(tolerance, dict) or not all(isinstance(v, dict) for v in tolerance.values()):
+        raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE must map dtype names to dicts")
+    for dtype, values in tolerance.items():
+        for key, value in values.items():
+            lowest = 2 if key == "multiple" else 0
+            if key not in TOLERANCE_KEYS or isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not value >= lowest:
+                raise ProblemError(f"problem file {path}: KBENCH_TOLERANCE[{dtype!r}][{key!r}] = {value!r}: "
+                                   f"keys are {', '.join(TOLERANCE_KEYS)}, numbers of at least 0 (multiple: 2)")
 
 
 def _check_size_names(values: dict[str, Any], where: str, assigned: set[str], path: Path) -> None:
