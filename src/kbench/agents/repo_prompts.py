@@ -7,9 +7,14 @@ statement, allowed globs, the allowed files' contents at the pinned revision, th
 tests), the GPU and, for a refinement turn, the previous patch and the judge's verdict on
 it are filled in. Built-in names: ``repo`` (turn 1) and ``repo-refine`` (turn N > 1).
 
-The hidden tests are kept from the model: a verdict that names one (a hidden test failed)
-is fed back as "a hidden test failed", without its name, message or output
-(``feedback_for``).
+The hidden tests are kept from the model: a verdict that names one, or says the hidden
+tests' run failed, is fed back as one line ("a hidden test failed"), without its name,
+message or output; and any line of what is fed back that quotes a hidden test file (one of
+its distinctive lines, or the name of one of its tests, that the repository itself does not
+hold) is withheld, wherever the text came from: the workload's output, a visible test's
+message, a reason (``feedback_for``, ``HiddenText``). The redaction is the last line: the
+judge's structure keeps the hidden files out of every process that can print to a
+verdict (docs/tasks.md, what the judge trusts).
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import string
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from kbench.agents.prompts import Feedback, Prompt, PromptError, Template, format_feedback, gpu_facts
 from kbench.repo.checkout import checkout
+from kbench.repo.hidden import HiddenText
 from kbench.repo.patch import glob_match
 from kbench.repo.task import Task
 
@@ -30,6 +36,8 @@ REPO_VERSION = "1"
 TARGET = "repo"  # a patch may use PyTorch, Triton or anything its repository does: no kernel language is asked
 MAX_FILE_CHARS = 60_000  # one file shown whole up to this; a longer one is cut, and the prompt says so
 MAX_FILES_CHARS = 200_000  # all the files shown together
+# How the judge's reasons name the hidden run, and the edge cases (what the hidden tests check: kbench.repo.patch_judge).
+HIDDEN_RUN = ("a hidden test", "the hidden tests", "the edge cases")
 HIDDEN_FAILURE = "a hidden test failed (the hidden tests are not shown: check the behaviour the issue and the " \
                  "visible tests describe, edge cases included)"
 
@@ -141,6 +149,7 @@ class TaskContext:
     files: tuple[tuple[str, str], ...]  # (path, text) of each allowed file at the pinned revision
     visible_tests: tuple[str, ...]
     hidden_tests: tuple[str, ...]
+    hidden_text: HiddenText = field(default_factory=lambda: HiddenText(()))
 
 
 def task_context(task: Task) -> TaskContext:
@@ -164,8 +173,9 @@ def task_context(task: Task) -> TaskContext:
                 continue
             files.append((path, text))
             total += len(text)
+        hidden = HiddenText.of(task, tree)
     return TaskContext(task.id, task.title, task.statement, task.allowed, tuple(files), task.visible_tests,
-                       task.hidden_tests)
+                       task.hidden_tests, hidden)
 
 
 def files_text(context: TaskContext) -> str:
@@ -180,19 +190,33 @@ def _language(path: str) -> str:
 
 
 def feedback_for(verdict: Mapping[str, Any] | Feedback, context: TaskContext) -> Feedback:
-    """The judge's verdict as the next turn is told it, the hidden tests kept out of it: a reason or
-    output naming a hidden test file becomes one line saying that a hidden test failed, followed only
-    by the reason's lines that name a visible test (a failure the model can see for itself; a hidden
-    test's message may run over lines that do not name it), and the output (the tests' own) is left out."""
+    """The judge's verdict as the next turn is told it, the hidden tests kept out of it.
+
+    A verdict that names a hidden test file, or whose reason says the hidden tests' run failed (a
+    test, an import, a crash, the time limit: kbench.repo.patch_judge words each so), becomes one
+    line saying that a hidden test failed, followed only by the reason's lines that name a visible
+    test (a failure the model can see for itself); its output (the tests' own) is left out. Any
+    other verdict is told whole but for the lines that quote a hidden file (``HiddenText.redact``):
+    what a patch prints where the workload runs is its own, and it never holds a hidden file there,
+    but a line of one is withheld whatever the way it came."""
     feedback = Feedback.from_verdict(verdict)
     names = [n for name in context.hidden_tests if name for n in (name, Path(name).name)]
-    if not any(n in feedback.reason or n in feedback.detail for n in names):
-        return feedback
+    hidden = context.hidden_text
+    named = any(n in feedback.reason or n in feedback.detail for n in names)
+    if not named and not feedback.reason.startswith(HIDDEN_RUN) and not _hidden_run_failed(feedback.reason):
+        return replace(feedback, reason=hidden.redact(feedback.reason), detail=hidden.redact(feedback.detail))
     visible = [test.split("::", 1)[0] for test in context.visible_tests]
     kept = [line for line in feedback.reason.splitlines()
             if any(v in line for v in visible) and not any(n in line for n in names)]
-    reason = "\n".join([f"{feedback.status}: {HIDDEN_FAILURE}", *kept])
+    reason = "\n".join([f"{feedback.status}: {HIDDEN_FAILURE}", *map(hidden.redact, kept)])
     return replace(feedback, reason=reason, detail="")
+
+
+def _hidden_run_failed(reason: str) -> bool:
+    """The reason's first line says the hidden tests' run failed (``the patched repository does not import
+    (the hidden tests): ...``)."""
+    first = reason.split("\n", 1)[0]
+    return any(f"({words})" in first or first.startswith(words) for words in HIDDEN_RUN)
 
 
 def render_repo(

@@ -39,6 +39,7 @@ from kbench.agents.command_agent import (
 from kbench.agents.evaluate_tool import SOCKET, EvaluateServer
 from kbench.agents.providers import Reply, Request
 from kbench.repo.checkout import GitError, git
+from kbench.repo.hidden import HiddenText
 from kbench.repo.checkout import checkout as clean_checkout
 from kbench.repo.patch import Patch, PatchError, apply
 from kbench.repo.task import Task, TaskError
@@ -129,8 +130,9 @@ class RepoEvaluateServer(EvaluateServer):
     ``command(patch_file, flags)`` with the run's settings (visible tests only)."""
 
     def __init__(self, workspace: Path, patches: PatchRepo, command: Callable[[Path, list[str]], list[str]],
-                 env: dict[str, str]):
+                 env: dict[str, str], hidden: HiddenText | None = None):
         self.patches, self.patch_command = patches, command
+        self.hidden = hidden or HiddenText(())  # lines of the hidden files, withheld from what the agent reads
         super().__init__(workspace, "", lambda candidate, problem, flags: command(candidate, flags), env)
 
     def _answer(self, request: object) -> tuple[str, int]:
@@ -159,7 +161,7 @@ class RepoEvaluateServer(EvaluateServer):
         code = self._running.returncode
         with self._lock:
             self._running = None
-        return output.decode("utf-8", errors="replace")[-100_000:], code if code >= 0 else 1
+        return self.hidden.redact(output.decode("utf-8", errors="replace")[-100_000:]), code if code >= 0 else 1
 
 
 class RepoCommandProvider(CommandProvider):
@@ -203,7 +205,8 @@ class RepoCommandProvider(CommandProvider):
                 return Reply(None, error=f"the agent's workspace could not be made: {exc}", error_kind="agent")
             try:
                 server = RepoEvaluateServer(workspace, patches, lambda p, f: self.evaluate_command(task, p, f),
-                                            {**os.environ, **_absolute_pythonpath()})
+                                            {**os.environ, **_absolute_pythonpath()},
+                                            HiddenText.of(task, workspace / REPO))
             except OSError as exc:
                 return Reply(None, error=f"the agent's evaluate tool could not start: {exc}", error_kind="agent")
             ran = self.run_agent(workspace, server, log_path)

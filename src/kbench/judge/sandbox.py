@@ -66,6 +66,9 @@ GPU_NODES = ("/dev/nvidia*", "/dev/nvidia-caps/*", "/dev/dri/*")
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CC", "CXX", "MAX_JOBS", "PYTHONUNBUFFERED")
 PASSED_ENV_PREFIXES = ("CUDA_", "CUBLAS", "CUDNN_", "NVIDIA_", "NCCL_", "NVSHMEM_", "TORCH_", "PYTORCH_",
                        "TRITON_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "KBENCH_WORKER_")
+# Never shown inside a sandbox, wherever kbench is installed: the bundled repository tasks' folders hold their
+# hidden tests, edge cases and expert patches (kbench.repo; a patch judged or an agent at work reads none of them).
+HIDDEN_PATHS = (Path(__file__).resolve().parents[1] / "repo" / "tasks",)
 BUILD_MOUNT = "/tmp/kbench-build"  # where a candidate sees its build caches, whichever folder holds them
 MAX_PROCESSES = 4096  # threads count too: a torch process runs dozens
 PROBE_SECONDS = 60
@@ -152,6 +155,9 @@ class Sandbox:
             from_host.append(path)
         if build is not None:
             cmd += ["--bind", str(_real(build)), BUILD_MOUNT]
+        for hidden in map(_real, HIDDEN_PATHS):
+            if hidden.is_dir() and _under(hidden, from_host):
+                cmd += ["--perms", "0555", "--tmpfs", str(hidden)]
         cmd += ["--remount-ro", "/", "--chdir", str(_real(scratch))]
         if os.geteuid() == 0:
             enter = _ENTER.format(limit=MAX_PROCESSES, drop=_DROP.format(int(uid)))

@@ -12,6 +12,13 @@ a patch is judged (tests in the sandbox, the workload in the judge's workers):
   decide the score);
 - ``broken``: the task's broken patch passes the visible tests and fails a
   hidden one (the hidden tests catch what the visible ones miss);
+- ``test_aware``: the broken patch made test-aware (its bug only where pytest is
+  not running: kbench.repo.attacks) is not judged correct: the tests pass it, so
+  the edge cases or the workload, where no switch shows the tests, must fail it
+  (judged under the policy ``off``, so that the structure catches it, not a rule);
+- ``exfiltration``: a patch that copies the test files wherever a later run might
+  read them under pytest, and prints whatever it finds elsewhere, gets no line of
+  a hidden file into the verdict (kbench.repo.hidden);
 - ``expert``: the expert patch is judged correct, and on a GPU is at least
   ``MIN_EXPERT_SPEEDUP`` times faster than the base; judged with itself timed beside
   (as every patch is: kbench.repo.expert), it solves its own task: the lower end of
@@ -32,8 +39,11 @@ from kbench.audit import audit_problem
 from kbench.judge.devices import resolve_device, scratch_root
 from kbench.judge.repeatability import round_spread, rounds_to_decide
 from kbench.judge.sandbox import find_sandbox
+from kbench.core.verdict import Verdict
+from kbench.repo.attacks import exfiltrating_patch, test_aware_patch
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.expert import SOLVED_FRACTION
+from kbench.repo.hidden import HiddenText
 from kbench.repo.patch import Patch, PatchError, apply
 from kbench.repo.patch_judge import REPO_TIMING, evaluate_patch
 from kbench.repo.task import Task
@@ -45,7 +55,7 @@ MIN_BASE_MS = 1.0  # on a GPU: the base's call, so that launch overhead does not
 WORKLOAD_FLAGS = ("broken", "zeros_pass", "near_constant", "input_insensitive", "weight_insensitive",
                   "nondeterministic", "random_in_forward", "tolerance_too_tight", "tolerance_too_loose",
                   "memory_over_device")
-CHECKS = ("base_tests", "workload", "broken", "expert")
+CHECKS = ("base_tests", "workload", "broken", "test_aware", "exfiltration", "expert")
 
 
 def audit_task(task: Task, device: str, size: str, *, sandbox: bool = True, timeout: float = 300.0,
@@ -72,6 +82,13 @@ def audit_task(task: Task, device: str, size: str, *, sandbox: bool = True, time
         record["checks"]["workload"] = _workload(task, base, device, size, timeout, record["notes"])
         tell(f"{task.id}: the broken patch")
         record["checks"]["broken"] = _broken(task, base, Path(tmp), device, confinement)
+        tell(f"{task.id}: the broken patch, test-aware")
+        record["checks"]["test_aware"] = _attack(task, test_aware_patch, device, size, sandbox, timeout,
+                                                 lambda verdict: _caught(verdict))
+        tell(f"{task.id}: a patch that exfiltrates the hidden tests")
+        hidden = HiddenText.of(task, base)
+        record["checks"]["exfiltration"] = _attack(task, exfiltrating_patch, device, size, sandbox, timeout,
+                                                   lambda verdict: _not_leaked(verdict, hidden))
     tell(f"{task.id}: the expert patch")
     record["checks"]["expert"] = _expert(task, device, size, sandbox, timeout)
     return _done(record, started)
@@ -129,6 +146,38 @@ def _broken(task: Task, base: Path, tmp: Path, device: str, sandbox: Any) -> dic
     if not failed & hidden:
         return _check(False, "no hidden test fails on it: the hidden tests do not catch it", output=_tail(run))
     return _check(True, f"caught: {run.summary()}")
+
+
+def _attack(task: Task, make: Callable[[Task, Patch], Patch], device: str, size: str, sandbox: bool, timeout: float,
+            judge: Callable[[Verdict], dict[str, Any]]) -> dict[str, Any]:
+    """An attack made out of the task's broken patch (kbench.repo.attacks), judged under the policy ``off``
+    (the outputs checked, not timed; no expert), and ``judge``'s check of its verdict."""
+    if task.broken_patch is None:
+        return _check(False, "the task names no broken patch ([expert] broken) to make the attack of")
+    try:
+        patch = make(task, Patch.from_file(task.broken_patch))
+    except (PatchError, ValueError) as exc:
+        return _check(False, f"the attack could not be made: {getattr(exc, 'reason', exc)}")
+    verdict = evaluate_patch(task, patch, device, size=size, sandbox=sandbox, timeout=timeout, policy="off",
+                             measure_time=False, expert=False)
+    return judge(verdict)
+
+
+def _caught(verdict: Verdict) -> dict[str, Any]:
+    said = verdict.reason.strip().splitlines()[0] if verdict.reason.strip() else ""
+    if verdict.correct:
+        return _check(False, f"judged correct: its bug is where pytest is not running, and neither the edge cases "
+                             f"nor the workload show it ({said}); give the task edge cases ([workload] edge_cases) "
+                             "that exercise what the hidden tests check")
+    return _check(True, f"caught: {verdict.status}: {said}")
+
+
+def _not_leaked(verdict: Verdict, hidden: HiddenText) -> dict[str, Any]:
+    quoted = hidden.quoted(f"{verdict.reason}\n{verdict.output_tail}")
+    if quoted:
+        return _check(False, f"{len(quoted)} line(s) of the hidden files reached the verdict, e.g. {quoted[0]!r}"
+                             + ("" if verdict.sandbox.get("kind") != "none" else " (judged without a sandbox)"))
+    return _check(True, f"nothing of the hidden files in the verdict ({verdict.status})")
 
 
 def _expert(task: Task, device: str, size: str, sandbox: bool, timeout: float) -> dict[str, Any]:

@@ -9,11 +9,14 @@ In order, each step a gate (docs/tasks.md):
    ``rejected`` naming the path it may not touch;
 3. the static integrity rules on the Python files it added or changed
    (kbench.repo.integrity): ``rejected``;
-4. the visible and hidden tests, with pytest in the candidate's sandbox, with
-   the task's time limit (kbench.repo.tests_run): ``incorrect`` naming the
-   failing test, ``compile_error`` when a test module cannot import the
-   patched repository;
-5. the workload, judged by the kernel track's own judge (kbench.judge.evaluate)
+4. the visible tests, then the hidden tests, two runs with pytest in the
+   candidate's sandbox, with the task's time limit (kbench.repo.tests_run):
+   ``incorrect`` naming the failing test, ``compile_error`` when a test module
+   cannot import the patched repository; nothing the hidden run writes survives it;
+5. the task's edge cases (what the hidden tests check) judged as the workload
+   is, outputs only, against the base revision: a patch that behaves one way
+   under pytest and another elsewhere is judged on the other;
+6. the workload, judged by the kernel track's own judge (kbench.judge.evaluate)
    with the workload as the problem, the base checkout first on the reference
    worker's import path and the patched one on the sandboxed candidate's
    (kbench.judge.sides): outputs compared on fresh seeds, interleaved timing,
@@ -141,6 +144,9 @@ class _PatchJudge:
             tests = self._tests(patched, tmp / "tests")
             if tests.status != "passed":
                 return self._tests_verdict(tests)
+            edges = self._edge_cases(base, patched, tests)
+            if edges is not None:
+                return edges
             return self._workload(base, patched, tests, self._expert_checkout(base, tmp / "expert"))
 
     def _expert_checkout(self, base: Path, where: Path) -> dict[str, Path]:
@@ -162,17 +168,51 @@ class _PatchJudge:
                                   build_key=self.patch.sha256, hidden=self.options["hidden_tests"])
 
     def _tests_verdict(self, tests: TestsRun) -> Verdict:
+        """The verdict of a run of the tests that did not pass. A failure of the hidden run (the visible
+        one passed) says so in its first words, whatever it was (a test, an import, a crash, the time
+        limit): the reason is the judge's text, and what an agent is told of it is one line
+        (kbench.agents.repo_prompts.feedback_for)."""
         status = TESTS_STATUS[tests.status]
         failed = tests.failures()
+        which = "the hidden tests" if tests.hidden_ran else "the visible tests"
         if tests.status == "collection_error":
-            reason = f"the patched repository does not import: {tests.summary()}"
+            reason = f"the patched repository does not import ({which}): {tests.summary()}"
         elif failed:
-            kind = "hidden" if failed[0].id.split("::", 1)[0] in self.task.hidden_tests else "visible"
-            reason = f"a {kind} test failed: {tests.summary()}"
+            reason = f"a {'hidden' if tests.hidden_ran else 'visible'} test failed: {tests.summary()}"
         else:
-            reason = f"tests: {tests.status}: {tests.summary()}"
+            reason = f"{which}: {tests.status}: {tests.summary()}"
         detail = "\n".join(f"{o.id}: {o.message}" for o in failed[:3])
         return self._verdict(status, f"{reason}\n{detail}".strip(), tests)
+
+    def _edge_cases(self, base: Path, patched: Path, tests: TestsRun) -> Verdict | None:
+        """The task's edge cases (``Task.edge_cases``) judged as the workload is, outputs only: the
+        patched checkout in the sandboxed candidate worker, the base in the reference's, fresh seeds.
+        There no switch on the tests' presence (pytest's variables or modules, argv, the call stack)
+        can show the tests' behaviour, so what the hidden tests check is checked where the workload
+        runs. None when the patch's outputs match the base's (or the task has none); else its verdict."""
+        problem = self.task.edge_cases()
+        if problem is None or not self.options["hidden_tests"]:  # they are the hidden tests' cases
+            return None
+        self.tell("checking the edge cases against the base revision")
+        options = self.options
+        try:
+            verdict = evaluate(
+                problem, Solution(problem.source, self.task.edge_cases_path), self.device, size=options["size"],
+                trials=options["trials"], timeout=options["timeout"], measure_time=False,
+                memory_limit_bytes=options["memory_limit_bytes"], policy=options["policy"], baselines=("eager",),
+                baseline_cache=None, sandbox=options["sandbox"], progress=options["progress"],
+                sides=Sides(reference=base, candidate=patched, candidate_key=self.patch.sha256))
+        except ProblemError as exc:
+            raise TaskError(f"task {self.task.id}: its edge cases fail at the base revision: {exc}") from exc
+        self.phases["edge_cases"] = verdict.wall_seconds
+        if verdict.correct:
+            return None
+        reason = (f"the edge cases (what the hidden tests check, run as the workload runs): {verdict.reason}\n"
+                  f"(after the tests passed: {tests.summary()})")
+        return replace(verdict, **self._identity(), reason=reason, baselines={"base": {"runtime_ms": None}},
+                       speedup={"base": None}, speedup_interval={}, speedup_interval_within={},
+                       phase_seconds={**self.phases, **verdict.phase_seconds},
+                       wall_seconds=time.monotonic() - self.started, expert={})
 
     def _workload(self, base: Path, patched: Path, tests: TestsRun, columns: dict[str, Path]) -> Verdict:
         """The workload judged with the base checkout as the reference's code and the patched as the
@@ -211,7 +251,7 @@ class _PatchJudge:
             **self._identity(), device=self.device, size=self.options["size"], status=status, correct=False,
             reason=reason, baselines={"base": {"runtime_ms": None}}, speedup={"base": None},
             phase_seconds=dict(self.phases), wall_seconds=time.monotonic() - self.started,
-            output_tail=tests.output if tests else "", output_bytes=tests.output_bytes if tests else 0,
+            output_tail=_tests_output(tests), output_bytes=tests.output_bytes if tests else 0,
             policy=self.options["policy"], sandbox=self.sandbox.describe() if self.sandbox else NO_SANDBOX,
         )
 
@@ -222,6 +262,16 @@ class _PatchJudge:
             yield
         finally:
             self.phases[name] = self.phases.get(name, 0.0) + time.monotonic() - start
+
+
+def _tests_output(tests: TestsRun | None) -> str:
+    """The tests' output for the verdict: the visible run's, and the hidden run's where it failed (for
+    whoever reads the verdict; an agent is never told it: kbench.agents.repo_prompts.feedback_for)."""
+    if tests is None:
+        return ""
+    if tests.hidden_ran and tests.status != "passed" and tests.hidden_output:
+        return f"{tests.output}\n--- the hidden tests' run ---\n{tests.hidden_output}".strip()
+    return tests.output
 
 
 def _base_column(values: dict[str, Any]) -> dict[str, Any]:

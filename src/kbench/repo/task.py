@@ -32,7 +32,7 @@ KEYS: dict[str, set[str]] = {
     "repository": {"bundle", "path", "commit"},
     "patch": {"allowed"},
     "tests": {"visible", "hidden", "timeout_s"},
-    "workload": {"file", "tolerance"},
+    "workload": {"file", "tolerance", "edge_cases"},
     "expert": {"patch", "broken"},
 }
 
@@ -71,6 +71,7 @@ class Task:
     tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
     expert_patch: Path | None = None
     broken_patch: Path | None = None
+    edge_cases_path: Path | None = None  # the edge cases the hidden tests check, run as the workload runs
     sha256: str = ""  # of what defines the task (kbench.repo.task.task_sha256)
     kind: str = ""  # the kind of work the expert patch does (a fusion, a layout change, ...): for reports, never prompts
 
@@ -85,6 +86,17 @@ class Task:
         except ProblemError as exc:
             raise TaskError(f"task file {self.path}: its workload: {exc}") from exc
         return replace(problem, tolerance={**problem.tolerance, **self.tolerance})
+
+    def edge_cases(self) -> Problem | None:
+        """The edge-case workload (``workload.edge_cases``): a problem file whose ``Model`` runs the
+        repository on the cases the hidden tests check (zero rows, extreme scales, strides, dtypes,
+        ties), judged against the base revision as the workload is, outputs only; None without one."""
+        if self.edge_cases_path is None:
+            return None
+        try:
+            return load_problem(self.edge_cases_path, problem_id=f"{self.id}#edge-cases")
+        except ProblemError as exc:
+            raise TaskError(f"task file {self.path}: its edge cases: {exc}") from exc
 
     def hidden_files(self) -> list[tuple[Path, str]]:
         """Each hidden test file beside the task file, and where it goes in a checkout."""
@@ -147,17 +159,20 @@ def load_task(path: str | Path, task_id: str | None = None) -> Task:
         tolerance={dtype: {k: float(x) for k, x in v.items()} for dtype, v in tolerance.items()},
         expert_patch=reader.file("expert", "patch", default=None),
         broken_patch=reader.file("expert", "broken", default=None),
+        edge_cases_path=reader.file("workload", "edge_cases", default=None),
     )
     task.workload()  # a workload that is no problem file is the task's defect, said now
+    task.edge_cases()
     return replace(task, sha256=task_sha256(task, raw))
 
 
 def task_sha256(task: Task, raw: bytes) -> str:
     """What defines the task, hashed: its file, the pinned commit, and the content of every
-    file it names beside it (the workload, hidden tests, expert and broken patches)."""
+    file it names beside it (the workload, its edge cases, hidden tests, expert and broken patches)."""
     digest = hashlib.sha256(raw)
     digest.update(task.repository.commit.encode())
-    named = [task.workload_path, *(p for p, _ in task.hidden_files()), task.expert_patch, task.broken_patch]
+    named = [task.workload_path, *(p for p, _ in task.hidden_files()), task.expert_patch, task.broken_patch,
+             task.edge_cases_path]
     for file in (p for p in named if p is not None):
         digest.update(b"\0" + file.relative_to(task.folder).as_posix().encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import psutil
@@ -44,6 +44,7 @@ from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_ca
 from kbench.repo.task import Task, TaskError
 
 REPORT_NAME = "junit.xml"
+HIDDEN_BUILD = "build"  # the hidden run's copy of the patch's build cache, in its folder
 POLL_SECONDS = 0.25
 MESSAGE_CHARS = 2000
 RUN_PYTEST = "import os, sys, pytest; os.chdir(sys.argv[1]); sys.exit(pytest.main(sys.argv[2:]))"
@@ -75,6 +76,8 @@ class TestsRun:
     output: str = ""
     output_bytes: int = 0
     seconds: float = 0.0
+    hidden_output: str = ""  # the hidden tests' run's: never shown to an agent (kbench.agents.repo_prompts)
+    hidden_ran: bool = False  # the hidden tests ran (after the visible ones passed): a failure is theirs
 
     def failures(self) -> list[TestOutcome]:
         return [o for o in self.outcomes if o.outcome in ("failed", "error")]
@@ -93,31 +96,72 @@ class TestsRun:
 
 def run_task_tests(task: Task, tree: Path, scratch: Path, device: str, *, sandbox: Sandbox | None, build_key: str,
                    hidden: bool = True) -> TestsRun:
-    """The task's visible tests (and, with ``hidden``, its hidden tests, placed in it now) on a
-    copy of the checkout at ``tree``, in ``scratch``, on the device's turn, within the task's time limit."""
+    """The task's visible tests, then (with ``hidden``, once they pass) its hidden tests, each run on a
+    copy of the checkout at ``tree`` of its own, in ``scratch``, on the device's turn, the two within the
+    task's time limit together.
+
+    The two runs share nothing the hidden one could leave behind (docs/tasks.md, what the judge trusts):
+    the visible run has no hidden file in its tree and builds into the patch's build cache, which the
+    workload's candidate uses next (``build_key``); the hidden run has the hidden files placed in its own
+    copy and builds into a copy of that cache, and its folder (tree, cache, report, home) is deleted as
+    soon as its report is read, so nothing the patch wrote while the hidden tests ran reaches the
+    workload, a later evaluation or an agent. Its output is kept apart (``TestsRun.hidden_output``)."""
+    names = list(task.visible_tests)
+    placed = task.hidden_files() if hidden else []
+    if not names and not placed:  # pytest given no path would run every test it finds
+        return TestsRun("passed", detail="no tests to run (the task's are all hidden)")
+    build = candidate_build_dir(build_key)
+    build.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with gpu_turn(device):
+        visible = None
+        if names:
+            copy = _copy(tree, scratch / "visible")
+            visible = run_tests(copy, names, device, timeout=task.tests_timeout, sandbox=sandbox, build_key=build_key,
+                                scratch=scratch / "visible", build=build)
+            if visible.status != "passed" or not placed:
+                return visible
+        where = scratch / "hidden"
+        try:
+            copy = _copy(tree, where)
+            for source, name in placed:
+                if (copy / name).exists() or (copy / name).is_symlink():
+                    raise TaskError(f"task file {task.path}: hidden test {name} would replace a file of the repository")
+                (copy / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, copy / name)
+            own_build = where / HIDDEN_BUILD
+            shutil.copytree(build, own_build, symlinks=True)
+            left = max(task.tests_timeout - (time.monotonic() - started), 1.0)
+            run = run_tests(copy, [name for _, name in placed], device, timeout=left, sandbox=sandbox,
+                            build_key=build_key, scratch=where, build=own_build)
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+    return _joined(visible, run)
+
+
+def _copy(tree: Path, scratch: Path) -> Path:
+    scratch.mkdir(parents=True, exist_ok=True)
     copy = scratch / "repo"
     shutil.copytree(tree, copy, symlinks=True)
-    placed = task.hidden_files() if hidden else []
-    for source, name in placed:
-        if (copy / name).exists() or (copy / name).is_symlink():
-            raise TaskError(f"task file {task.path}: hidden test {name} would replace a file of the repository")
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, copy / name)
-    names = [*task.visible_tests, *(name for _, name in placed)]
-    if not names:  # pytest given no path would run every test it finds
-        return TestsRun("passed", detail="no tests to run (the task's are all hidden)")
-    with gpu_turn(device):
-        return run_tests(copy, names, device, timeout=task.tests_timeout, sandbox=sandbox, build_key=build_key,
-                         scratch=scratch)
+    return copy
+
+
+def _joined(visible: TestsRun | None, hidden: TestsRun) -> TestsRun:
+    """The two runs as one: the hidden run's status (the visible one passed), every outcome, the visible
+    run's output, the hidden run's apart."""
+    if visible is None:
+        return replace(hidden, output="", output_bytes=0, hidden_output=hidden.output, hidden_ran=True)
+    return TestsRun(hidden.status, [*visible.outcomes, *hidden.outcomes], hidden.detail, visible.output,
+                    visible.output_bytes, visible.seconds + hidden.seconds, hidden.output, True)
 
 
 def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sandbox: Sandbox | None,
-              build_key: str, scratch: Path) -> TestsRun:
+              build_key: str, scratch: Path, build: Path | None = None) -> TestsRun:
     """Run ``tests`` (paths or node ids relative to ``tree``) with pytest, ``tree`` first on the
     import path and as pytest's root; ``scratch`` (which holds ``tree``) is the only place the
-    run can write, besides its build cache (keyed by ``build_key``)."""
+    run can write, besides its build cache (``build``; by default the one keyed by ``build_key``)."""
     report = scratch / REPORT_NAME
-    build = candidate_build_dir(build_key)
+    build = build or candidate_build_dir(build_key)
     build.mkdir(parents=True, exist_ok=True)
     env = {**candidate_env(dict(os.environ)), **worker_env(device, Path(BUILD_MOUNT) if sandbox else build),
            **_visible_device(device), "KBENCH_DEVICE": device_in_tests(device), "PYTHONPATH": str(tree),
