@@ -12,7 +12,7 @@ from kbench.runs.store import Store
 
 
 def repo_verdict(task_id: str, status: str, speedup: float | None = None, low: float | None = None,
-                 expert: float | None = 1.5) -> Verdict:
+                 expert: float | None = 1.5, device: str = "cuda:0") -> Verdict:
     """A patch's verdict: for a correct one its speedup over base and the interval's lower bound
     (the upper bound as far above the speedup); the task's expert speedup in every verdict, and for a
     correct one its fraction of it, with the interval the speedup's over the expert's."""
@@ -27,8 +27,8 @@ def repo_verdict(task_id: str, status: str, speedup: float | None = None, low: f
         problem_sha256="0" * 64,
         solution_path=None,
         solution_sha256="1" * 64,
-        device="cpu",
-        size="small",
+        device=device,
+        size="small" if device == "cpu" else "default",
         status=status,
         correct=correct,
         reason=f"made by hand: {status}",
@@ -42,7 +42,9 @@ def repo_verdict(task_id: str, status: str, speedup: float | None = None, low: f
 
 
 def repo_config(**changes):
-    return config(**{"selection": ("all",), "baselines": ("base",), "track": "repo", **changes})
+    """A run on a GPU by default (on a CPU no task is solved or unsolved: kbench.runs.repo_score)."""
+    return config(**{"selection": ("all",), "baselines": ("base",), "track": "repo", "device": "cuda:0",
+                     "size": "default", **changes})
 
 
 def repo_run(spec: list[tuple[str, list | None]], name: str = "repo", **changes) -> RunData:
@@ -60,7 +62,7 @@ def repo_run(spec: list[tuple[str, list | None]], name: str = "repo", **changes)
             samples.append(SampleRecord(task_id, index, f"{task_id}.patch", f"/p/{task_id}.patch", f"sha-{index}",
                                         "--- a/x\n+++ b/x\n"))
             if patch != "pending":
-                verdict = repo_verdict(task_id, *patch)
+                verdict = repo_verdict(task_id, *patch, device=cfg.device)
                 evaluations.append(EvaluationRecord.from_verdict(verdict, task_id, index))
     pins = {task_id: {"sha256": f"{task_id}-content", "commit": "c" * 40} for task_id, _ in spec}
     sessions = [SessionRecord(1, "", Manifest(config=cfg, tasks=pins))]

@@ -5,9 +5,10 @@ is judged here."""
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
-from repo_run_fixtures import repo_run, save
+from repo_run_fixtures import repo_run, repo_verdict, save
 from run_fixtures import run_data
 from typer.testing import CliRunner
 
@@ -184,3 +185,51 @@ def test_the_report_shows_the_repository_track_in_its_own_section(store_path, tm
     done = cli("report", "repo-a", "--store", store_path, "-o", only_repo, "--resamples", RESAMPLES)
     assert done.exit_code == 0, done.output
     assert "repository-track" in only_repo.read_text() and "fast_p over" not in only_repo.read_text()
+
+
+# --- on a CPU no task is solved or unsolved (issue 59) ------------------------------------------
+
+CPU_RUN = [("tinylm/a", [("correct", 130.0, 120.0, 0.009)]), ("tinylm/b", [("correct", 1.0, 0.97, 0.01)])]
+
+
+def test_on_a_cpu_solved_and_the_fraction_of_the_expert_are_not_claimed():
+    """On a CPU the expert runs through Triton's interpreter (about 0.01x the base): a do-nothing patch
+    would reach 100 times the expert's speedup. Neither figure is given, and the JSON says why."""
+    cpu = repo_score(outcomes(repo_run(CPU_RUN, device="cpu", size="small")), resamples=RESAMPLES, cpu=True)
+    assert cpu.overall.solved.value is None and cpu.overall.mean_fraction_of_expert.value is None
+    assert cpu.overall.correct_rate.value == 1.0  # what a CPU does say
+    document = cpu.to_dict()
+    assert document["solved"] is None and "not meaningful on a CPU" in document["not_meaningful"]["why"]
+    gpu = repo_score(outcomes(repo_run(CPU_RUN)), resamples=RESAMPLES)  # the same numbers from a GPU: claimed
+    assert gpu.overall.solved.value == 1.0 and "not_meaningful" not in gpu.to_dict()
+    a = repo_run(CPU_RUN, name="a", device="cpu", size="small")
+    assert "solved" not in compare_repo(outcomes(a), outcomes(a), resamples=RESAMPLES, cpu=True).differences
+
+
+def test_a_cpu_verdict_makes_no_solved_claim_and_says_why():
+    from kbench.repo import solved
+    from kbench.repo.expert import expert_record
+    verdict = repo_verdict("r/a", "correct", 130.0, 120.0, None, device="cpu")
+    verdict = replace(verdict, speedup={"base": 130.0, "expert": 120.0}, speedup_interval={"expert": [110.0, 130.0]})
+    stripped, record = expert_record(verdict)
+    assert record["solved"] is None and record["meaningful"] is False and "CPU" in record["note"]
+    assert solved(replace(stripped, expert=record)) is None
+    gpu = replace(verdict, device="cuda:0")
+    assert expert_record(gpu)[1]["solved"] is True and solved(replace(gpu, expert=expert_record(gpu)[1])) is True
+
+
+def test_score_and_the_report_of_a_cpu_run_say_not_meaningful(tmp_path):
+    path = tmp_path / "kbench.db"
+    with Store(path) as store:
+        save(store, repo_run(CPU_RUN, name="cpu-run", device="cpu", size="small"))
+    text = cli("score", "cpu-run", "--db", path, "--resamples", RESAMPLES).output
+    assert "not meaningful on a CPU" in text
+    document = json.loads(cli("score", "cpu-run", "--db", path, "--json", "--resamples", RESAMPLES).output)
+    assert document["solved"] is None and document["mean_fraction_of_expert"] is None
+    assert document["not_meaningful"]["not_claimed"] == ["solved", "mean_fraction_of_expert"]
+    pytest.importorskip("plotly")
+    output = tmp_path / "report.html"
+    assert cli("report", "cpu-run", "--store", path, "-o", output, "--resamples", RESAMPLES).exit_code == 0
+    repo_part = output.read_text().split('<h2 id="repository-track">')[1]
+    assert repo_part.count("not meaningful on a CPU") >= 3  # two figures and each patch's row
+    assert "<td>solved</td>" not in repo_part  # no row says solved

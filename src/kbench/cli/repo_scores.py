@@ -12,10 +12,19 @@ from rich.table import Table
 from kbench.agents import loop as agent
 from kbench.cli.common import print_run_state, run_document
 from kbench.cli.verdicts import CPU_NOTE
+from kbench.repo.expert import NOT_MEANINGFUL_ON_CPU
 from kbench.runs.comparison import Mismatch
 from kbench.runs.records import RunData, finite
 from kbench.runs.repo_comparison import compare_repo
-from kbench.runs.repo_score import ALL, SOLVED_SHARE, RepoScore, repo_score, repo_score_by_turn
+from kbench.runs.repo_score import (
+    ALL,
+    NOT_CLAIMED_ON_CPU,
+    SOLVED_SHARE,
+    RepoScore,
+    repo_run_score,
+    repo_score_by_turn,
+    run_on_cpu,
+)
 from kbench.runs.score import DEFAULT_RESAMPLES, DEFAULT_SEED, outcomes
 from kbench.runs.views import estimate_text
 
@@ -34,7 +43,7 @@ TURN_KEYS = ("n_tasks", "coverage", "correct_rate", "correct_rate_ci", "solved",
 def show_repo_score(out: Console, data: RunData, as_json: bool, *, resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED) -> None:
     """The run's score as tables on ``out``, or as one JSON object on stdout."""
-    result = repo_score(outcomes(data), resamples=resamples, seed=seed)
+    result = repo_run_score(data, resamples=resamples, seed=seed)
     by_turn = repo_score_by_turn(data, resamples=resamples, seed=seed) if data.run.config.turns > 1 else {}
     if as_json:
         typer.echo(json.dumps(finite(repo_score_document(data, result, by_turn)), indent=2, allow_nan=False))
@@ -55,6 +64,12 @@ def repo_score_document(data: RunData, result: RepoScore, by_turn: dict[int, Rep
     return document
 
 
+def _figure(result: RepoScore, group: object, name: str) -> str:
+    if result.cpu and name in NOT_CLAIMED_ON_CPU:
+        return "not meaningful on a CPU"
+    return estimate_text(getattr(group, name))
+
+
 def _label(key: str) -> str:
     return "all" if key == ALL else key
 
@@ -69,8 +84,10 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
     if not config.sandbox:
         out.print("[bold yellow]not sandboxed[/bold yellow] (--no-sandbox): patches ran with the judge's privileges",
                   highlight=False, soft_wrap=True)
-    if config.device == "cpu":
+    if run_on_cpu(data):
         out.print(f"[yellow]note:[/yellow] {CPU_NOTE}", highlight=False, soft_wrap=True)
+        out.print(f"[yellow]solved and mean fraction of expert:[/yellow] {NOT_MEANINGFUL_ON_CPU}", highlight=False,
+                  soft_wrap=True)
     coverage = overall.coverage
     out.print(f"coverage: {coverage.with_solution} of {coverage.problems} tasks with a patch, {coverage.evaluated} "
               f"evaluated; {coverage.samples_evaluated} of {coverage.samples} samples evaluated",
@@ -79,7 +96,7 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
                   title=f"repository tasks ({result.confidence:.0%} bootstrap intervals over tasks; a patch that is "
                   "not correct counts as the base revision: speedup 1, fraction of expert 0)")
     for key, group in result.groups.items():
-        table.add_row(_label(key), str(group.n_tasks), *(estimate_text(getattr(group, name)) for name, _ in FIGURES))
+        table.add_row(_label(key), str(group.n_tasks), *(_figure(result, group, name) for name, _ in FIGURES))
     out.print(table)
     if overall.expert_unknown:
         out.print(f"[yellow]{overall.expert_unknown} tasks with a correct patch but no expert speedup[/yellow] (the "
@@ -89,7 +106,7 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
         turns = Table("", *(f"turn {t}" for t in by_turn), title="after each turn, all tasks (a sample's best "
                       "judged turn so far)")
         for name, header in FIGURES:
-            turns.add_row(header, *(estimate_text(getattr(s.overall, name)) for s in by_turn.values()))
+            turns.add_row(header, *(_figure(s, s.overall, name) for s in by_turn.values()))
         out.print(turns)
     if data.turns:
         used = agent.usage(data.turns)
@@ -103,7 +120,8 @@ def print_repo_score(out: Console, data: RunData, result: RepoScore, by_turn: di
 def show_repo_comparison(out: Console, run_a: RunData, run_b: RunData, differences: list[Mismatch], as_json: bool, *,
                          resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
     """``kbench compare`` of two repository-track runs: the paired difference B - A of each figure."""
-    result = compare_repo(outcomes(run_a), outcomes(run_b), resamples=resamples, seed=seed)
+    result = compare_repo(outcomes(run_a), outcomes(run_b), resamples=resamples, seed=seed,
+                          cpu=run_on_cpu(run_a) or run_on_cpu(run_b))
     a, b = run_a.run.name, run_b.run.name
     if as_json:
         document = {"run_a": a, "run_b": b, "mismatches": [asdict(m) for m in differences], **result.to_dict()}

@@ -27,7 +27,7 @@ from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.repo import Patch, PatchFileError, Task, TaskError, evaluate_patch, find_task, suite_tasks
 from kbench.repo.audit import audit_tasks
-from kbench.repo.expert import SOLVED_FRACTION
+from kbench.repo.expert import NOT_MEANINGFUL_ON_CPU, SOLVED_FRACTION, on_cpu
 from kbench.repo.task import TASKS_DIR
 from kbench.suite.problem import resolve_size
 
@@ -204,6 +204,10 @@ def print_patch_verdict(verdict: Verdict) -> None:
     low, high = expert["fraction_interval"]
     console.print(f"  expert patch: {expert['speedup']:.4g}x over the base ({expert['measured']})", highlight=False,
                   markup=False)
+    if on_cpu(verdict.device):
+        console.print(f"  this patch: {expert['fraction']:.3g} of the expert's speedup, {NOT_MEANINGFUL_ON_CPU}",
+                      highlight=False, markup=False)
+        return
     console.print(f"  this patch: {expert['fraction']:.3g} of the expert's speedup (95% interval "
                   f"{low:.3g}-{high:.3g}); solved: {'yes' if expert['solved'] else 'no'} (the interval's lower "
                   f"bound must reach {SOLVED_FRACTION:g} of it)", highlight=False, markup=False)

@@ -19,6 +19,10 @@ from typing import Any
 
 from kbench.core.verdict import Verdict
 
+# On a CPU the expert's Triton kernels run through Triton's interpreter (about 0.01x the base in the bundled suite),
+# so anything not slower than the base "reaches" the expert's speedup there: no solved, no fraction is claimed.
+NOT_MEANINGFUL_ON_CPU = ("not meaningful on a CPU: the expert's Triton kernels run through Triton's interpreter there, "
+                         "so its time says nothing of a GPU's; no task is solved or unsolved by a CPU verdict")
 # The share of the expert's speedup a patch must reach, on its interval's lower bound, to solve a task (GSO's rule).
 SOLVED_FRACTION = 0.95
 EXPERT_COLUMN = "expert"  # the expert patch's column in the judge's verdict
@@ -37,7 +41,7 @@ def expert_record(verdict: Verdict) -> tuple[Verdict, dict[str, Any]]:
     if fraction is None or not interval:
         return stripped, {}
     base = verdict.speedup.get("base")
-    return stripped, {
+    record = {
         "speedup": base / fraction if base else None,
         "fraction": fraction,
         "fraction_interval": list(interval),
@@ -46,6 +50,14 @@ def expert_record(verdict: Verdict) -> tuple[Verdict, dict[str, Any]]:
         "rounds_ms": (column.get("timing") or {}).get("rounds", []),
         "measured": "beside the patch, in this evaluation (rounds interleaved with it and the base)",
     }
+    if on_cpu(verdict.device):
+        record.update(solved=None, meaningful=False, note=NOT_MEANINGFUL_ON_CPU)
+    return stripped, record
+
+
+def on_cpu(device: str | None) -> bool:
+    """Whether a verdict's (or a run's) device is the CPU, where a fraction of the expert means nothing."""
+    return (device or "").startswith("cpu")
 
 
 def solves(fraction: float | None, fraction_low: float | None) -> bool:
@@ -55,7 +67,10 @@ def solves(fraction: float | None, fraction_low: float | None) -> bool:
     return low is not None and low >= SOLVED_FRACTION
 
 
-def solved(verdict: Verdict) -> bool:
-    """A task is solved by a correct patch whose fraction of the expert's speedup ``solves`` it."""
+def solved(verdict: Verdict) -> bool | None:
+    """A task is solved by a correct patch whose fraction of the expert's speedup ``solves`` it; None for
+    a verdict reached on a CPU (``NOT_MEANINGFUL_ON_CPU``: no claim either way)."""
+    if on_cpu(verdict.device):
+        return None
     expert = verdict.expert
     return verdict.correct and solves(expert.get("fraction"), (expert.get("fraction_interval") or [None])[0])

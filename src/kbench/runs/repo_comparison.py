@@ -16,6 +16,7 @@ import numpy as np
 
 from kbench.runs.comparison import Difference, Flip, same_solution, status_label
 from kbench.runs.repo_score import (
+    NOT_CLAIMED_ON_CPU,
     COLUMN,
     correct_share,
     effective_speedup,
@@ -67,8 +68,10 @@ def compare_repo(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    cpu: bool = False,
 ) -> RepoComparison:
-    """B - A on the tasks both runs hold with identical content, paired by task."""
+    """B - A on the tasks both runs hold with identical content, paired by task; ``cpu`` (either run judged
+    on a CPU): no difference of solved or of the fraction of the expert, which mean nothing there."""
     by_id_b = {t.problem_id: t for t in run_b}
     ids_a = {t.problem_id for t in run_a}
     pairs = [(a, by_id_b[a.problem_id]) for a in run_a if a.problem_id in by_id_b]
@@ -76,6 +79,8 @@ def compare_repo(
     pairs = [(a, b) for a, b in pairs if a.sha256 == b.sha256]
     differences = {}
     for name, value in FIGURES.items():
+        if cpu and name in NOT_CLAIMED_ON_CPU:
+            continue
         a = np.array([value(t) for t, _ in pairs], dtype=float)
         b = np.array([value(t) for _, t in pairs], dtype=float)
         keep = ~(np.isnan(a) | np.isnan(b))

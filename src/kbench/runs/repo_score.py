@@ -22,6 +22,11 @@ A correct patch whose verdict names no fraction (judged with the expert not time
 beside) can be neither solved nor given a fraction: its task is left out of the mean
 fraction, and ``expert_unknown`` counts such tasks.
 
+On a CPU (a run whose device is the CPU) neither **solved** nor the **fraction of the expert**
+is claimed (both None, ``not_meaningful`` naming them in the JSON): the expert's Triton kernels
+run through Triton's interpreter there, so any patch not slower than the base "reaches" it
+(kbench.repo.expert.NOT_MEANINGFUL_ON_CPU); the speedups over base are CPU times, named too.
+
 Every task is in every denominator, missing and pending patches included, as for
 problems; a task with several samples contributes the share (or the mean) over them.
 Intervals are the percentile bootstraps over tasks of ``runs.score`` (one set of
@@ -36,7 +41,7 @@ from typing import Callable
 
 import numpy as np
 
-from kbench.repo.expert import SOLVED_FRACTION, solves
+from kbench.repo.expert import NOT_MEANINGFUL_ON_CPU, SOLVED_FRACTION, on_cpu, solves
 from kbench.runs.records import RunData
 from kbench.runs.score import (
     ALL,
@@ -51,6 +56,7 @@ from kbench.runs.score import (
     SampleOutcome,
     correct_share,
     interval,
+    outcomes,
     outcomes_by_turn,
     per_problem,
 )
@@ -58,6 +64,8 @@ from kbench.runs.score import (
 TRACK = "repo"
 COLUMN = "base"  # the repository track's one speedup column: the base revision's time over the patched one's
 SOLVED_SHARE = SOLVED_FRACTION
+NOT_CLAIMED_ON_CPU = ("solved", "mean_fraction_of_expert")  # None on a CPU
+CPU_TIMES = ("faster_than_base", "geomean_speedup")  # kept, but CPU times
 
 
 def track_of(data: RunData) -> str:
@@ -95,6 +103,7 @@ class RepoScore:
     resamples: int
     seed: int
     confidence: float
+    cpu: bool = False  # judged on a CPU: NOT_CLAIMED_ON_CPU are None
 
     @property
     def overall(self) -> RepoGroupScore:
@@ -109,6 +118,8 @@ class RepoScore:
             **_group_dict(self.overall),
             "repositories": {key: _group_dict(g) for key, g in self.groups.items() if key != ALL},
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence},
+            **({"not_meaningful": {"not_claimed": list(NOT_CLAIMED_ON_CPU), "cpu_times": list(CPU_TIMES),
+                                   "why": NOT_MEANINGFUL_ON_CPU}} if self.cpu else {}),
         }
 
 
@@ -167,17 +178,28 @@ def repo_score(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
+    cpu: bool = False,
 ) -> RepoScore:
-    """The figures of the whole run and of each repository."""
+    """The figures of the whole run and of each repository; ``cpu``: judged on a CPU (module docstring)."""
     groups: dict[str, list[ProblemOutcome]] = {ALL: list(tasks)}
     for task in tasks:
         groups.setdefault(repository_of(task.problem_id), []).append(task)
     if len(groups) == 2:  # one repository: its group is the whole run again
         groups = {ALL: groups[ALL]}
     return RepoScore(
-        {key: _score_group(group, Bootstrap(len(group), resamples, seed, confidence)) for key, group in groups.items()},
-        resamples, seed, confidence,
+        {key: _score_group(group, Bootstrap(len(group), resamples, seed, confidence), cpu)
+         for key, group in groups.items()},
+        resamples, seed, confidence, cpu,
     )
+
+
+def run_on_cpu(data: RunData) -> bool:
+    return on_cpu(data.run.config.device)
+
+
+def repo_run_score(data: RunData, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> RepoScore:
+    """A run's figures (``repo_score`` of its outcomes, on a CPU as a CPU run's)."""
+    return repo_score(outcomes(data), resamples=resamples, seed=seed, cpu=run_on_cpu(data))
 
 
 def repo_score_by_turn(
@@ -188,11 +210,11 @@ def repo_score_by_turn(
     confidence: float = CONFIDENCE,
 ) -> dict[int, RepoScore]:
     """The figures after each refinement turn (a sample's best judged turn so far, as for problems)."""
-    return {turn: repo_score(tasks, resamples=resamples, seed=seed, confidence=confidence)
+    return {turn: repo_score(tasks, resamples=resamples, seed=seed, confidence=confidence, cpu=run_on_cpu(data))
             for turn, tasks in outcomes_by_turn(data).items()}
 
 
-def _score_group(tasks: list[ProblemOutcome], boot: Bootstrap) -> RepoGroupScore:
+def _score_group(tasks: list[ProblemOutcome], boot: Bootstrap, cpu: bool = False) -> RepoGroupScore:
     statuses: dict[str, int] = {}
     for task in tasks:
         for sample in task.samples:
@@ -212,10 +234,10 @@ def _score_group(tasks: list[ProblemOutcome], boot: Bootstrap) -> RepoGroupScore
             samples_evaluated=sum(s.status != PENDING for t in with_patch for s in t.samples),
         ),
         correct_rate=mean(correct_share),
-        solved=mean(solved_share),
+        solved=Estimate(None) if cpu else mean(solved_share),
         faster_than_base=mean(faster_share),
         geomean_speedup=boot.geomean(per_problem(tasks, mean_log_speedup)),
-        mean_fraction_of_expert=nan_mean(boot, per_problem(tasks, fraction_of_expert)),
+        mean_fraction_of_expert=Estimate(None) if cpu else nan_mean(boot, per_problem(tasks, fraction_of_expert)),
         expert_unknown=sum(expert_unknown(t) for t in tasks),
         statuses=dict(sorted(statuses.items(), key=lambda item: -item[1])),
     )

@@ -34,7 +34,7 @@ from kbench.runs.comparison import Mismatch, RunComparison, compare, mismatches
 from kbench.runs.drilldown import anchor, drilldowns
 from kbench.runs.manifest import Manifest, now
 from kbench.runs.records import RETRIED_STATUSES, RunData, finite
-from kbench.runs.repo_score import RepoScore, repo_score
+from kbench.runs.repo_score import RepoScore, repo_run_score
 from kbench.runs.score import (
     ALL,
     CONFIDENCE,
@@ -108,7 +108,7 @@ def render(runs: list[RunData], *, resamples: int = DEFAULT_RESAMPLES, seed: int
         "comparisons": [_html(_comparison_figure(go, c)) for c in comparisons],
     }
     template = environment.from_string(resources.files("kbench.runs").joinpath(TEMPLATE).read_text())
-    scores = [repo_score(outcomes(data), resamples=resamples, seed=seed) for data in repo_runs]
+    scores = [repo_run_score(data, resamples=resamples, seed=seed) for data in repo_runs]
     repo_section = report_repo.render(
         environment,
         [report_repo.section(data, scored, manifest_fields(data.sessions[0].manifest), _manifest_json(data),

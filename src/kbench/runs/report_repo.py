@@ -17,7 +17,7 @@ from typing import Any
 from kbench.runs.comparison import Mismatch, mismatches
 from kbench.runs.records import RunData
 from kbench.runs.repo_comparison import RepoComparison, compare_repo
-from kbench.runs.repo_score import COLUMN, SOLVED_SHARE, RepoScore, is_solved
+from kbench.runs.repo_score import COLUMN, NOT_CLAIMED_ON_CPU, SOLVED_SHARE, RepoScore, is_solved, run_on_cpu
 from kbench.runs.score import PENDING, outcomes
 from kbench.runs.views import RunSummary, one_line, summarize
 
@@ -43,7 +43,7 @@ class PatchRow:
     interval: tuple[float | None, float | None]
     expert: float | None
     fraction: float | None
-    solved: bool
+    solved: bool | None  # None: judged on a CPU, where it means nothing
     reason: str
 
 
@@ -82,7 +82,8 @@ def section(data: RunData, score: RepoScore, manifest: list[tuple[str, str]], ma
 
 
 def comparison(data_a: RunData, data_b: RunData, resamples: int, seed: int) -> RepoComparisonSection:
-    result = compare_repo(outcomes(data_a), outcomes(data_b), resamples=resamples, seed=seed)
+    result = compare_repo(outcomes(data_a), outcomes(data_b), resamples=resamples, seed=seed,
+                          cpu=run_on_cpu(data_a) or run_on_cpu(data_b))
     return RepoComparisonSection(data_a.run.name, data_b.run.name, result, mismatches(data_a, data_b))
 
 
@@ -93,6 +94,7 @@ def patch_rows(data: RunData) -> list[PatchRow]:
     for sample in data.samples:
         samples.setdefault(sample.problem_id, []).append(sample)
     tasks = {t.problem_id: t for t in outcomes(data)}
+    cpu = run_on_cpu(data)
     rows = []
     for problem in data.problems:
         outcome = tasks[problem.problem_id]
@@ -109,8 +111,8 @@ def patch_rows(data: RunData) -> list[PatchRow]:
                 speedup=speedup,
                 interval=(bounds[0], bounds[1]) if bounds else (None, None),
                 expert=sample_outcome.expert,  # each patch's verdict timed the expert beside it
-                fraction=sample_outcome.fraction if record and record.correct else None,
-                solved=is_solved(sample_outcome),
+                fraction=sample_outcome.fraction if record and record.correct and not cpu else None,
+                solved=None if cpu else is_solved(sample_outcome),
                 reason=one_line(record.reason) if record else "not evaluated yet",
             ))
     return rows
@@ -122,4 +124,4 @@ def render(environment: Any, sections: list[RepoRunSection], comparisons: list[R
         return ""
     template = environment.from_string(resources.files("kbench.runs").joinpath(TEMPLATE).read_text())
     return template.render(sections=sections, comparisons=comparisons, figures=FIGURES, all_key="all",
-                           solved_share=SOLVED_SHARE)
+                           solved_share=SOLVED_SHARE, not_claimed_on_cpu=NOT_CLAIMED_ON_CPU)
