@@ -127,6 +127,25 @@ def get_init_inputs():
     return [dim]
 '''
 
+# What the hidden test checks (eps used, on rows whose mean square it outweighs), run where the workload runs.
+EDGE_CASES = '''import torch
+
+from tinyops.norm import rms_norm
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, w):
+        return rms_norm(x * 0.01, w, eps=1.0), rms_norm(x, w, eps=0.5)
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 4), torch.randn(4)]
+
+
+def get_init_inputs():
+    return []
+'''
+
 TASK = '''title = "RMSNorm is slow on many rows"
 statement = """Normalising a batch of rows with tinyops.norm.RMSNorm takes time proportional to the rows
 one by one, far slower than the arithmetic needs."""
@@ -145,6 +164,7 @@ timeout_s = 240
 
 [workload]
 file = "workload.py"
+edge_cases = "edge_cases.py"
 
 [expert]
 patch = "expert.patch"
@@ -227,6 +247,7 @@ def make_task(root: Path) -> tuple[Path, dict[str, Path]]:
     git("bundle", "create", "-q", str(tasks / "tinyops.bundle"), "--all", cwd=repo)
     (folder / "task.toml").write_text(TASK.format(commit=commit))
     (folder / "workload.py").write_text(WORKLOAD)
+    (folder / "edge_cases.py").write_text(EDGE_CASES)
     (folder / "hidden" / "test_norm_hidden.py").write_text(HIDDEN_TEST)
     norm = "tinyops/norm.py"
     edits = {

@@ -12,6 +12,7 @@ from repo_fixture import make_task
 from kbench.agents.prompts import Feedback
 from kbench.agents.reply import extract_patch
 from kbench.agents.repo_prompts import HIDDEN_FAILURE, REPO_TEMPLATES, feedback_for, render_repo, task_context
+from kbench.repo.hidden import WITHHELD
 from kbench.agents.repo_workspace import PatchRepo, commit_for_agent
 from kbench.repo.checkout import checkout
 from kbench.repo.patch import Patch, apply
@@ -104,6 +105,29 @@ def test_a_hidden_tests_failure_is_fed_back_without_its_name_or_output(fixture):
     text, prompt = render_repo(REPO_TEMPLATES["repo-refine"], context, previous_patch=NORM_DIFF, feedback=told, turn=2)
     assert "This is turn 2" in text and NORM_DIFF.strip() in text and "test_eps_is_used" not in text
     assert prompt.kind == "refine" and prompt.turn == 2
+
+
+def test_what_an_agent_is_told_never_quotes_a_hidden_file(fixture):
+    """Redacted by content, wherever the text came from (a workload's output, a visible test's message):
+    a line holding a distinctive line of the hidden test, or its test's name, is withheld; the rest of
+    the output, the visible tests' lines and the repository's own code are told as they are."""
+    task, _ = fixture
+    context = task_context(task)
+    hidden_line = "expected = x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1.0) * w"
+    honest = "workload: step 3\nfrom tinyops.norm import RMSNorm, rms_norm\nE   values differ"  # the visible test's line
+    leaked = {"status": "correct", "reason": "tests: 3 passed; workload: 5 of 5 trials match",
+              "output_tail": f"{honest}\nprinted: {hidden_line!r}\ndef test_eps_is_used():"}
+    told = feedback_for(leaked, context)
+    assert told.detail.splitlines() == [*honest.splitlines(), WITHHELD, WITHHELD] and told.reason == leaked["reason"]
+    assert feedback_for({**leaked, "output_tail": honest}, context).detail == honest
+    # A failure of the hidden run, whatever it was, and the edge cases (the hidden tests' cases): one line.
+    for reason in ("the hidden tests: crashed: pytest ended with status 1 (3 passed)",
+                   "the patched repository does not import (the hidden tests): x::<collection> ...",
+                   "the edge cases (what the hidden tests check, run as the workload runs): trial 0: values"):
+        told = feedback_for({**leaked, "status": "incorrect", "reason": reason}, context)
+        assert told.reason == f"incorrect: {HIDDEN_FAILURE}" and told.detail == "", reason
+    visible = {**leaked, "status": "timeout", "reason": "the visible tests: timeout: the tests did not finish"}
+    assert feedback_for(visible, context).reason == visible["reason"]
 
 
 def workspace(task, tmp_path):

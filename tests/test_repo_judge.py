@@ -333,6 +333,49 @@ def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):
 
 
 @pytest.mark.slow
+def test_a_patch_right_only_under_pytest_is_caught_where_the_workload_runs(fixture, task):
+    """The broken patch made test-aware: every test passes (the hidden one sees the base's code), and the
+    task's edge cases, judged as the workload is, fail it; the same patch is correct for a task that
+    has none (what catches it is the edge cases, not a rule: the policy is off)."""
+    from kbench.repo.attacks import test_aware_patch
+
+    aware = test_aware_patch(task, Patch.from_file(fixture[1]["broken"]))
+    verdict = evaluate_patch(task, aware, "cpu", expert=False, measure_time=False, policy="off")
+    assert verdict.status == "incorrect" and verdict.reason.startswith("the edge cases"), verdict.reason
+    assert "after the tests passed: 3 passed, 0 failed" in verdict.reason
+    bare = evaluate_patch(replace(task, edge_cases_path=None), aware, "cpu", expert=False, measure_time=False,
+                          policy="off")
+    assert bare.status == "correct", bare.reason
+    honest = quick(fixture, "expert", measure_time=False)  # the expert's vectorised code meets the edge cases
+    assert honest.status == "correct", honest.reason
+
+
+@pytest.mark.slow
+def test_nothing_written_while_the_hidden_tests_run_reaches_the_workload(fixture, task):
+    """A patch that copies every test file into the build cache, HOME, /tmp, /dev/shm and its package folder
+    under pytest, and prints what it finds elsewhere. In the sandbox it finds the visible tests only (the
+    visible run's, the agent's anyway); without one the hidden test comes through /tmp, the control that
+    shows the attack works."""
+    import glob
+    import os
+
+    from kbench.repo.attacks import LOOT, exfiltrating_patch
+
+    patch = exfiltrating_patch(task, Patch.from_file(fixture[1]["broken"]))
+    verdict = evaluate_patch(task, patch, "cpu", expert=False, measure_time=False, policy="off")
+    assert verdict.status == "correct", verdict.reason
+    assert f"{LOOT}test_norm.py" in verdict.output_tail and f"{LOOT}test_norm_hidden.py" not in verdict.output_tail
+    assert "test_eps_is_used" not in verdict.output_tail
+    try:
+        unconfined = evaluate_patch(task, patch, "cpu", expert=False, measure_time=False, policy="off",
+                                    sandbox=False)
+        assert "test_eps_is_used" in unconfined.output_tail
+    finally:
+        for path in glob.glob(f"/tmp/{LOOT}*") + glob.glob(f"/dev/shm/{LOOT}*"):
+            os.remove(path)
+
+
+@pytest.mark.slow
 def test_a_test_skipped_by_the_patched_code_is_a_failure(fixture):
     """The visible test file's own skip (no GPU here) is the tests' business; one the
     repository's code raises hides the test from the judge."""
@@ -347,7 +390,8 @@ def test_a_test_skipped_by_the_patched_code_is_a_failure(fixture):
 def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
     verdict = quick(fixture, "syntax")
     assert verdict.status == "compile_error"
-    assert verdict.reason.startswith("the patched repository does not import: tests/test_norm.py::<collection>")
+    assert verdict.reason.startswith("the patched repository does not import (the visible tests): "
+                                     "tests/test_norm.py::<collection>")
     assert "SyntaxError" in verdict.reason and "tinyops/norm.py" in verdict.reason
     assert "kbench-repo-" not in verdict.reason  # the repository's paths, not the private copy's
 
@@ -356,7 +400,7 @@ def test_a_patched_repository_that_does_not_import_is_a_compile_error(fixture):
 def test_tests_that_do_not_finish_in_the_task_s_time_are_a_timeout(fixture, task):
     verdict = evaluate_patch(replace(task, tests_timeout=5.0), Patch.from_file(fixture[1]["hang"]), "cpu", expert=False)
     assert verdict.status == "timeout"
-    assert verdict.reason.startswith("tests: timeout: the tests did not finish within 5 s")
+    assert verdict.reason.startswith("the visible tests: timeout: the tests did not finish within 5 s")
 
 
 @pytest.mark.slow
@@ -379,8 +423,22 @@ def test_the_audit_passes_the_fixture_task_and_names_the_expert_speedup(fixture,
     record = audit_task(task, "cpu", "small")
     assert record["ok"], record["checks"]
     assert record["checks"]["broken"]["detail"].startswith("caught: hidden/test_norm_hidden.py::test_eps_is_used")
+    assert record["checks"]["test_aware"]["detail"].startswith("caught: incorrect: the edge cases")
+    assert record["checks"]["exfiltration"]["detail"].startswith("nothing of the hidden files in the verdict")
     assert record["checks"]["expert"]["speedup"] > 1.5  # a loop over rows against one vectorised call
     assert "judged beside itself" in record["checks"]["expert"]["detail"]
+
+
+@pytest.mark.slow
+def test_the_audit_fails_a_task_whose_test_aware_broken_patch_passes(fixture, task, tmp_path):
+    """Without edge cases the fixture's workload (eps 1e-6 on unit rows) cannot tell the broken patch's
+    constant from eps: only its hidden test can, and the test-aware form hides from it."""
+    from kbench.repo.attacks import test_aware_patch
+    from kbench.repo.audit import _attack, _caught
+
+    bare = replace(task, edge_cases_path=None)
+    check = _attack(bare, test_aware_patch, "cpu", "small", True, 120.0, _caught)
+    assert not check["ok"] and "give the task edge cases" in check["detail"]
 
 
 @pytest.mark.slow
@@ -407,11 +465,14 @@ def test_a_patch_that_changes_nothing_is_correct_near_1x_and_does_not_solve(fixt
     assert expert["fraction_interval"][0] <= expert["fraction"] <= expert["fraction_interval"][1] < 0.95
     assert expert["runtime_ms"] == pytest.approx(verdict.runtime_ms * expert["fraction"])
     assert len(expert["rounds_ms"]) == len(verdict.timing["rounds"])  # timed in every round
-    assert expert["solved"] is False and not solved(verdict)
+    # On a CPU the expert runs its code as the base does here, but in general through Triton's interpreter:
+    # no task is solved or unsolved by a CPU verdict (issue 59).
+    assert expert["solved"] is None and solved(verdict) is None and "not meaningful on a CPU" in expert["note"]
     assert verdict.reason.startswith("tests: 3 passed, 0 failed, 0 errors; workload: 5 of 5 trials match")
     print_patch_verdict(verdict)
     shown = capsys.readouterr().out
-    assert "speedup over base:" in shown and "of the expert's speedup" in shown and "solved: no" in shown
+    assert "speedup over base:" in shown and "of the expert's speedup" in shown and "not meaningful on a CPU" in shown
+    assert "solved: no" not in shown
 
 
 @pytest.mark.slow

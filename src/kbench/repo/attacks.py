@@ -64,10 +64,11 @@ def _kbench_exfiltrate():
                 except OSError:
                     pass
         return
-    found = [f for p in places for f in glob.glob(os.path.join(p, "{loot}*"))]
+    found = []
     roots = os.environ.get("KBENCH_WORKER_PATH", "").split(os.pathsep) + sys.path
     for root in filter(None, roots):
         found += glob.glob(os.path.join(root, "kbench", "repo", "tasks", "**", "*.py"), recursive=True)
+    found += [f for p in places for f in glob.glob(os.path.join(p, "{loot}*"))]  # last: the end of the output
     print("{loot}found", len(found))
     for path in found:
         try:
@@ -97,18 +98,22 @@ def test_aware_patch(task: Task, patch: Patch) -> Patch:
         return _diff(base, Path(tmp) / "aware", changed)
 
 
-def exfiltrating_patch(task: Task, patch: Patch) -> Patch:
+def exfiltrating_patch(task: Task, patch: Patch, *, on_top: bool = False) -> Patch:
     """The exfiltration (module docstring) appended to the first Python file ``patch`` changes that the
-    pinned revision has (the broken patch's: a module the workload imports)."""
+    pinned revision has (the broken patch's: a module the workload imports): to the base's file, or with
+    ``on_top`` to the file as ``patch`` leaves it (both attacks in one patch)."""
     with tempfile.TemporaryDirectory(prefix="kbench-exfiltrate-") as tmp:
         base = checkout(task.repository, Path(tmp) / "base")
         before = snapshot(base)
         patched = copy_tree(base, Path(tmp) / "patched")
         apply(patch, patched)
-        targets = [p for p in check_result(task, before, patched) if p.endswith(".py") and (base / p).is_file()]
+        touched = check_result(task, before, patched)
+        targets = [p for p in touched if p.endswith(".py") and (base / p).is_file() and (patched / p).is_file()]
         if not targets:
             raise ValueError(f"task {task.id}: the patch changes no Python file of the pinned revision")
-        return _diff(base, Path(tmp) / "exfiltrate", {targets[0]: (base / targets[0]).read_text() + EXFILTRATE})
+        files = {p: (patched / p).read_text() for p in touched if (patched / p).is_file()} if on_top else {}
+        files[targets[0]] = ((patched if on_top else base) / targets[0]).read_text() + EXFILTRATE
+        return _diff(base, Path(tmp) / "exfiltrate", files)
 
 
 def _diff(base: Path, where: Path, files: dict[str, str]) -> Patch:
