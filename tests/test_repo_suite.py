@@ -61,6 +61,7 @@ def test_a_task_is_whole_and_its_patches_apply_where_allowed(toml_path: Path, ch
     assert hidden and all(h.is_file() and h.name.startswith("test_") for h in hidden)
     assert task["tests"]["visible"] and task["tests"]["timeout_s"] > 0
     load_problem(here / task["workload"]["file"])  # a problem file the judge can load (KBENCH_SMALL names included)
+    load_problem(here / task["workload"]["edge_cases"])  # what the hidden tests check, run where the workload runs
 
     repo = tmp_path / "repo"
     assert git("clone", "--quiet", "--shared", str(checkouts[bundle]), str(repo)).returncode == 0

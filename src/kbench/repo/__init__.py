@@ -8,7 +8,9 @@ checkouts of the pinned revision (``checkout``), what a patch touches and may
 touch (``patch``), the static integrity rules on the files it changed
 (``integrity``), the repository's tests run in the sandbox (``tests_run``),
 judging a patch (``patch_judge.evaluate_patch``: a Verdict with ``track =
-"repo"``), the expert patch's cached speedup (``expert``) and the task audit
+"repo"``), the expert patch timed beside it (``expert``), the hidden files'
+text kept from agents (``hidden``), the track's own attacks made out of a
+task's broken patch (``attacks``: test-aware, exfiltrating) and the task audit
 (``audit``). The workload is judged by the kernel track's own judge, with a
 per-side import path (kbench.judge.sides), never a copy of its protocol.
 

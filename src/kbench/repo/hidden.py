@@ -34,7 +34,8 @@ class HiddenText:
 
     @classmethod
     def of(cls, task: Task, tree: Path | None) -> HiddenText:
-        """From the task's hidden files; ``tree``: a checkout of the pinned revision (None: nothing taken off)."""
+        """From the task's hidden files; ``tree``: a checkout of the pinned revision (None: only the workload's
+        lines taken off)."""
         pieces: set[str] = set()
         for source in [path for path, _ in task.hidden_files()] + [p for p in [task.edge_cases_path] if p]:
             text = source.read_text(errors="replace")

@@ -207,8 +207,11 @@ class _PatchJudge:
         self.phases["edge_cases"] = verdict.wall_seconds
         if verdict.correct:
             return None
-        reason = (f"the edge cases (what the hidden tests check, run as the workload runs): {verdict.reason}\n"
-                  f"(after the tests passed: {tests.summary()})")
+        if verdict.status in ("rejected", "compile_error"):  # a rule's name first, or the import: not a case's
+            reason = f"{verdict.reason}\n(in the edge cases' run, after the tests passed: {tests.summary()})"
+        else:  # what a case gave: the hidden tests' kind, told to an agent as one line (repo_prompts.feedback_for)
+            reason = (f"the edge cases (what the hidden tests check, run as the workload runs): {verdict.reason}\n"
+                      f"(after the tests passed: {tests.summary()})")
         return replace(verdict, **self._identity(), reason=reason, baselines={"base": {"runtime_ms": None}},
                        speedup={"base": None}, speedup_interval={}, speedup_interval_within={},
                        phase_seconds={**self.phases, **verdict.phase_seconds},

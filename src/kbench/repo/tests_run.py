@@ -1,5 +1,9 @@
 """A repository's tests, run with pytest in the candidate's sandbox, with a time limit.
 
+The visible tests and the hidden tests are two runs (``run_task_tests``): the hidden run's
+tree, build cache and home are its own and deleted once its report is read, so nothing it
+wrote reaches the workload or an agent (docs/tasks.md, what the judge trusts).
+
 The tests import the patched repository, which is the candidate's code: they
 run in the same OS sandbox as every candidate process (kbench.judge.sandbox:
 its own mount, PID and network namespaces, uid 65534, writable only its
@@ -12,13 +16,14 @@ device to the tests (``cpu`` or ``cuda:0``): they make their tensors there, so a
 GPU code is what its tests run when it is judged on a GPU.
 
 The report is written by a process that runs the patch's code, so a patch set
-on forging it could (as it could forge a test's own assertions): the tests are
-the gate for honest mistakes. What a forger cannot reach is checked where it
+on forging it could (as it could forge a test's own assertions, or behave only
+under pytest): the tests are the gate for honest mistakes. What a forger cannot reach is checked where it
 cannot reach it: the static integrity rules read every Python file the patch
-changed before anything runs (kbench.repo.integrity), and the workload's
-outputs are compared with the base revision's in another process
-(kbench.judge). pytest's plugins are not loaded automatically (only what
-the repository's own configuration names), so a run is the same wherever
+changed before anything runs (kbench.repo.integrity), and the task's edge
+cases and the workload's outputs are compared with the base revision's in
+another process (kbench.judge, kbench.repo.patch_judge). pytest's plugins are
+not loaded automatically (only what the repository's own configuration
+names), so a run is the same wherever
 kbench is installed.
 """
 
