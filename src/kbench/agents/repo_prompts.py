@@ -32,7 +32,7 @@ from kbench.repo.hidden import HiddenText
 from kbench.repo.patch import glob_match
 from kbench.repo.task import Task
 
-REPO_VERSION = "1"
+REPO_VERSION = "2"  # 2: the edge cases named in the rules (issue 60)
 TARGET = "repo"  # a patch may use PyTorch, Triton or anything its repository does: no kernel language is asked
 MAX_FILE_CHARS = 60_000  # one file shown whole up to this; a longer one is cut, and the prompt says so
 MAX_FILES_CHARS = 200_000  # all the files shown together
@@ -62,7 +62,9 @@ _RULES = (
     "The judge applies your patch with `git apply` to a clean checkout of the pinned revision and refuses "
     "(status rejected) a patch that touches a path it may not: anything outside the allowed files, the tests "
     "(visible or hidden), the workload, pytest's configuration, symbolic links or binary files. It runs the "
-    "visible and the hidden tests with a time limit (a failure is incorrect), then loads the workload twice: "
+    "visible and the hidden tests with a time limit (a failure is incorrect), compares your code's outputs with "
+    "the base revision's on the edge cases the hidden tests check, run as the workload runs, then loads the "
+    "workload twice: "
     "once on the base revision and once on yours, in separate processes, yours sandboxed. It compares their "
     "outputs on fresh random inputs within the task's tolerance and times both the same way, interleaved, on "
     "the same device; the speedup is the base's time over yours. The integrity rules of the kernel track "

@@ -26,7 +26,7 @@ from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.sandbox import SandboxUnavailable
 from kbench.repo import Patch, PatchFileError, Task, TaskError, evaluate_patch, find_task, suite_tasks
-from kbench.repo.audit import audit_tasks
+from kbench.repo.audit import CHECKS, audit_tasks
 from kbench.repo.expert import NOT_MEANINGFUL_ON_CPU, SOLVED_FRACTION, on_cpu
 from kbench.repo.task import TASKS_DIR
 from kbench.suite.problem import resolve_size
@@ -81,6 +81,7 @@ def tasks_show(
         "hidden_tests": list(found.hidden_tests),
         "tests_timeout_s": found.tests_timeout,
         "workload": str(found.workload_path),
+        "edge_cases": str(found.edge_cases_path) if found.edge_cases_path else None,
         "tolerance": found.tolerance,
         "expert_patch": str(found.expert_patch) if found.expert_patch else None,
         "broken_patch": str(found.broken_patch) if found.broken_patch else None,
@@ -90,7 +91,7 @@ def tasks_show(
         return
     console.print(f"[bold]{escape(found.id)}[/bold]  {escape(found.title)}", highlight=False)
     for key in ("kind", "path", "sha256", "repository", "commit", "allowed", "visible_tests", "hidden_tests",
-                "tests_timeout_s", "workload", "tolerance", "expert_patch", "broken_patch"):
+                "tests_timeout_s", "workload", "edge_cases", "tolerance", "expert_patch", "broken_patch"):
         value = described[key]
         shown = ", ".join(value) if isinstance(value, list) else value
         if shown not in (None, {}, ""):
@@ -135,10 +136,10 @@ def tasks_audit(
     if as_json:
         typer.echo(json.dumps(records, indent=2, default=str))
     else:
-        table = Table("task", "base tests", "workload", "broken", "expert", title="kbench tasks audit")
+        table = Table("task", *(c.replace("_", " ") for c in CHECKS), title="kbench tasks audit")
         for r in records:
             table.add_row(r["id"], *(("[green]ok[/green]" if r["checks"][c]["ok"] else "[red]fails[/red]")
-                                     for c in ("base_tests", "workload", "broken", "expert")))
+                                     if c in r["checks"] else "-" for c in CHECKS))
         console.print(table)
         for r in records:
             for name, check in r["checks"].items():
