@@ -12,7 +12,8 @@ import pytest
 
 from kbench.agents.repo_prompts import feedback_for, task_context
 from kbench.repo import Patch, evaluate_patch, suite_tasks
-from kbench.repo.attacks import LOOT, exfiltrating_patch, switched, test_aware_patch
+from kbench.repo import attacks
+from kbench.repo.attacks import LOOT, exfiltrating_patch, switched
 
 TASKS = suite_tasks()
 
@@ -38,7 +39,7 @@ def test_a_patch_broken_only_outside_pytest_and_exfiltrating_the_hidden_tests_is
     runs, do not. Nothing the hidden run wrote survives it and the task folders are not mounted in the
     sandbox: the edge cases' worker finds only what the visible run left (the visible tests, the agent's
     anyway), and neither the verdict nor what an agent is told holds a line of a hidden file."""
-    aware = test_aware_patch(task, Patch.from_file(task.broken_patch))
+    aware = attacks.test_aware_patch(task, Patch.from_file(task.broken_patch))
     verdict = judged(task, exfiltrating_patch(task, aware, on_top=True))
     assert not verdict.correct and verdict.reason.startswith("the edge cases"), verdict.reason
     assert "after the tests passed" in verdict.reason  # pytest did not see the bug

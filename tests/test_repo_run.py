@@ -242,7 +242,9 @@ def test_replays_of_the_expert_and_a_do_nothing_patch_with_the_real_judge(cli, t
     assert verdict["status"] == "correct" and verdict["track"] == "repo", verdict["reason"]
     fraction, (low, high) = verdict["expert"]["fraction"], verdict["expert"]["fraction_interval"]
     assert low <= fraction <= high  # the expert against itself, timed beside
-    assert expert["faster_than_base"] == 1.0 and nothing["correct_rate"] == 1.0
+    # CPU times on a shared machine decide no assertion here (the expert's lower bound over the base may
+    # dip under 1 while other work runs): what is checked is what the scores claim and do not.
+    assert expert["correct_rate"] == 1.0 and nothing["correct_rate"] == 1.0
     # On a CPU the fraction is measured and kept in the verdict, marked, and no score claims it (issue 59).
     assert verdict["expert"]["solved"] is None and "not meaningful on a CPU" in verdict["expert"]["note"]
     assert expert["solved"] is None and expert["mean_fraction_of_expert"] is None and nothing["solved"] is None

@@ -214,7 +214,7 @@ class RepoCommandProvider(CommandProvider):
                 return ran
             returncode, timed_out = ran
             output = _tail(log_path, AGENT_LOG_CHARS)
-            usage = _read_usage(workspace)
+            usage, usage_errors = _read_usage(workspace)
             try:
                 patch, failure = patches.patch(), None
             except (GitError, OSError) as exc:
@@ -223,7 +223,8 @@ class RepoCommandProvider(CommandProvider):
         too_large = len(patch.encode()) > MAX_PATCH_BYTES
         details = {"returncode": returncode, "timed_out": timed_out, "tool_calls": tool_calls,
                    "previous_patch_applied": applied, "patch_bytes": len(patch.encode()),
-                   "patch_failure": failure or (f"larger than {MAX_PATCH_BYTES} bytes" if too_large else None)}
+                   "patch_failure": failure or (f"larger than {MAX_PATCH_BYTES} bytes" if too_large else None),
+                   **({"usage_errors": usage_errors} if usage_errors else {})}
         return Reply(output, solution=patch if patch.strip() and not too_large else None, answer_in_text=False,
                      input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
                      cost_usd=usage.get("cost_usd"), details=details)
