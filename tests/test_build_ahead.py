@@ -246,9 +246,9 @@ def test_build_slots_keep_cores_for_the_devices_and_respect_the_users_bound():
 
 def test_solutions_that_compile_an_extension_need_a_build_and_triton_ones_do_not():
     rows = {row.file: row.language for row in CORPUS}
-    assert set(rows.values()) == {"cuda", "triton"}
+    assert set(rows.values()) == {"cuda", "cpp", "triton"}  # cpp: C++ for the CPU through load_inline
     wrong = {file: language for file, language in rows.items()
-             if needs_build((HERE / file).read_text()) != (language == "cuda")}
+             if needs_build((HERE / file).read_text()) != (language in ("cuda", "cpp"))}
     assert wrong == {}
     examples = {path.name: needs_build(path.read_text()) for path in _examples()}
     assert examples == {"relu.py": False, "softmax.py": False, "swish.py": True}  # Triton, Triton, load_inline
