@@ -167,7 +167,7 @@ def test_two_pairs_on_the_cpu_end_to_end(tmp_path, monkeypatch):
     low, high = verdict.speedup_interval["eager"]
     assert low < verdict.speedup["eager"] < high
     if find_sandbox() is not None:  # without one, each pair starts its own workers, as before
-        assert taken == [0, 1] and closed == [[True, True]]
+        assert taken == [0, 1] and closed == [[True, True, True]]  # reference, candidate, eager
 
 
 def test_eval_prints_each_pairs_speedup_beside_the_average():
