@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kbench.core.solution import Solution
-from kbench.judge.builds import build
+from kbench.judge.builds.ahead import build
 
 ROOT = Path(__file__).resolve().parent.parent
 SWISH = ROOT / "src" / "kbench" / "suite" / "examples" / "swish.py"

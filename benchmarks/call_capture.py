@@ -7,10 +7,10 @@ replays the candidate's seeds in the candidate's order, so call i of one side is
 other, on the same inputs: ln(eager_i / candidate_i) call by call, grouped by what came just before
 the call, tells where the handicap lives. The one thing only the candidate's round has is the
 judge's checks: after a call the judge picked, the reference checks it before the candidate gets
-its next order (kbench.judge.calls). So each call is kept with how many calls after the round's last
+its next order (kbench.judge.trusted.calls). So each call is kept with how many calls after the round's last
 checked one it came (``since_check``; ``after_check``: right after), beside its position in the round.
 On the H200 that found it: the six calls after a check ran slow (docs/timing.md, "Where the null
-handicap lived"), which settle now (``kbench.judge.calls.SETTLE_CALLS``); the distances past them
+handicap lived"), which settle now (``kbench.judge.trusted.calls.SETTLE_CALLS``); the distances past them
 say whether any slowness is left.
 
 ``CallCapture`` wraps ``ReferenceSide.replay_round`` in this process (the judge runs in it): it
@@ -27,7 +27,7 @@ import threading
 from collections import defaultdict, deque
 from typing import Any
 
-from kbench.judge.reference import ReferenceSide
+from kbench.judge.trusted.reference import ReferenceSide
 
 SINCE_SHOWN = 12  # calls since a check, each shown alone up to this many
 

@@ -33,7 +33,7 @@ from repeatability import COMPILED
 
 import kbench
 from kbench.judge import measure_baselines
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 
 PROBLEMS = ["level1/gelu", "level1/layer_norm", "level1/relu", "level1/matmul_square", "level1/softmax"]
 STATIC = COMPILED.replace("torch.compile(super().forward)", "torch.compile(super().forward, dynamic=False)")

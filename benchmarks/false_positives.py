@@ -15,7 +15,7 @@ machine), stopped at the end; ``--build-jobs N`` builds the solutions ahead on t
 while the device measures, as ``kbench run --build-jobs`` does. The default policy is
 ``lenient`` (integrity rules reject, style rules flag). The JSON holds every verdict
 (file, problem, repeat, status, reason, flags, wall seconds) and the run's settings.
-``--pairs N`` judges each solution in N worker pairs (kbench.judge.pairs): every pair is one
+``--pairs N`` judges each solution in N worker pairs (kbench.judge.protocol.pairs): every pair is one
 more chance for a rule that reads a time to fire on an honest solution, which this counts.
 """
 
@@ -35,12 +35,12 @@ from pathlib import Path
 import kbench
 from kbench.core.solution import Solution
 from kbench.judge import LocalExecutor
-from kbench.judge.builds import build, needs_build
+from kbench.judge.builds.ahead import build, needs_build
 from kbench.judge.confirmation import Unconfirmed
-from kbench.judge.devices import resolve_device
+from kbench.judge.processes.devices import resolve_device
 from kbench.judge.guard import POLICIES, RULES
-from kbench.judge.pairs import pairs_taken
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.protocol.pairs import pairs_taken
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.suite import find_problem
 from kbench.suite.problem import ProblemError, ProblemSkipped, check_runnable
 
@@ -95,7 +95,7 @@ def row(honest: Honest, repeat: int, verdict: kbench.Verdict) -> dict:
     }
 
 
-# The timing fields the noisy rules read (kbench.judge.calls.trusted_clock_findings, timer-mismatch).
+# The timing fields the noisy rules read (kbench.judge.trusted.calls.trusted_clock_findings, timer-mismatch).
 CLOCK_SPANS = ("median_ms", "host_median_ms", "candidate_excess_ms", "eager_excess_ms", "candidate_digest_ms",
                "eager_digest_ms")
 

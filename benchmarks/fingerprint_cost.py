@@ -1,7 +1,7 @@
 """What a worker's fingerprint of one tensor costs: it runs after every call, on the inputs and
 the output, inside the span the trusted clock compares and in every evaluation's wall time.
 
-Times ``kbench.judge.outputs.fingerprint`` on tensors of the sizes level-1 problems hand over
+Times ``kbench.judge.exchange.outputs.fingerprint`` on tensors of the sizes level-1 problems hand over
 (dense, a padded slice, a padded image's inside, a view at an odd offset), on the GPU when there
 is one, and prints the median and range of each, with the time of one plain read (a sum) beside it
 for scale. On a GPU it times both ways the digest can sum (kbench's Triton kernel, and PyTorch's
@@ -20,8 +20,8 @@ import time
 
 import torch
 
-from kbench.judge import outputs
-from kbench.judge.outputs import fingerprint
+from kbench.judge.exchange import outputs
+from kbench.judge.exchange.outputs import fingerprint
 
 
 def timed_ms(work, device: str, repeats: int, warm: bool = True) -> list[float]:

@@ -1,6 +1,6 @@
 """What a fresh worker's first judged call costs beyond a later one, piece by piece.
 
-Since the GPU digest kernel came in (kbench.judge.gpu_digest, 2026-12-03), the first call of an
+Since the GPU digest kernel came in (kbench.judge.exchange.gpu_digest, 2026-12-03), the first call of an
 evaluation (the other-size trial) took 1.2-2.0 s at the median on the H200 against 0.4-0.5 s
 before, and a later worker pair's five trials 1.45 s against 0.34 s (docs/timing.md, "Worker
 pairs"). This times, in fresh processes like a worker (``python -I``, the worker's imports, a
@@ -8,7 +8,7 @@ CUDA context), each piece of a call's untimed work the first time and again: the
 forward, the output's and the inputs' digests (several word types), and the packing of an output
 for the reference. Each Triton cache state is its own process: ``cold`` (an empty cache, as a
 candidate's first build folder), ``warm`` (the cache the cold one left), and ``warmed`` (the
-worker's start-up warming, kbench.judge.worker._warm_up, done first and timed apart).
+worker's start-up warming, kbench.judge.worker.session._warm_up, done first and timed apart).
 
     PYTHONPATH=src python3 benchmarks/first_call.py --out first_call.json
 """
@@ -28,7 +28,9 @@ PROBE = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import torch
-from kbench.judge import worker, outputs, timing
+from kbench.judge.exchange import outputs
+from kbench.judge.protocol import timing
+from kbench.judge.worker import session as worker
 imported = time.perf_counter() - t0
 device = "cuda:0"
 start = time.perf_counter()

@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Cores, not only CPUs: whether 16 CPUs are 8 cores with two threads each decides what builds beside an evaluation cost
 lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor)' | tr -s ' '
 lscpu -e=CPU,CORE,SOCKET,MAXMHZ 2>/dev/null | tr -s ' ' | paste -sd ';'  # which CPUs share a core
-"$PY" -c "import os; from kbench.judge.sandbox import candidate_env; e = dict(os.environ)
+"$PY" -c "import os; from kbench.judge.processes.sandbox import candidate_env; e = dict(os.environ)
 print('variables a candidate is not given:', ' '.join(sorted(set(e) - set(candidate_env(e)))))"
 
 run_step() {

@@ -1,5 +1,5 @@
 """What a process's queued GPU work does to a baseline timed in another process, and
-what the quiet-GPU probe (kbench.judge.quiet) sees, on this GPU.
+what the quiet-GPU probe (kbench.judge.protocol.quiet) sees, on this GPU.
 
 Three states: the GPU idle; another process keeping one-block spin kernels queued
 (as the exploit tests/exploits/queued_gpu_work.py does); and that process stopped (SIGSTOP)
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from kbench.judge.quiet import BUSY_MS, launch_round_trips_ms
+from kbench.judge.protocol.quiet import BUSY_MS, launch_round_trips_ms
 
 HERE = Path(__file__).resolve().parent
 SPINNER = f"""

@@ -13,7 +13,7 @@ workers starting and loading, and the judge's own work between calls.
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 0,1 --levels 1 2 --out scaling.json
     PYTHONPATH=src python3 benchmarks/gpu_scaling.py --gpus 0 --limit 20 --out smoke.json   # a quick look
 
-Each evaluation's workers start during the one before (kbench.judge.spares,
+Each evaluation's workers start during the one before (kbench.judge.processes.spares,
 the default on GPUs; ``--no-ahead`` for one at a time). Every verdict is kept
 in the JSON with its device and phases; the file is rewritten after each GPU
 count.
@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Callable
 
 import kbench
-from kbench.judge import LocalExecutor, spares
+from kbench.judge import LocalExecutor
+from kbench.judge.processes import spares
 from kbench.suite import suite_problems
 
 MEASURING_PHASES = ("other_size", "trials", "record", "timing", "baseline")
@@ -76,7 +77,7 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", type=int, default=[1])
     parser.add_argument("--limit", type=int, help="Only the first N problems.")
     parser.add_argument("--ahead", action=argparse.BooleanOptionalAction, default=None,
-                        help="Workers started ahead (kbench.judge.spares; default: on GPUs).")
+                        help="Workers started ahead (kbench.judge.processes.spares; default: on GPUs).")
     parser.add_argument("--pairs-ahead", type=int, default=spares.PAIRS_AHEAD,
                         help="Worker pairs kept starting ahead per GPU.")
     parser.add_argument("--out", required=True, type=Path)

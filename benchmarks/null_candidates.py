@@ -2,7 +2,7 @@
 the problem's own reference submitted as the candidate (its true speedup over eager is 1),
 judged under --policy lenient (a plain-PyTorch candidate is flagged there, not rejected),
 each scored twice by independent evaluations. The report gives, for the verdict's
-``speedup_interval`` (between-process spread included, kbench.judge.repeatability) and for
+``speedup_interval`` (between-process spread included, kbench.judge.protocol.repeatability) and for
 ``speedup_interval_within`` (this evaluation's calls alone), how often the interval holds 1.0
 and its median width. Each evaluation is appended to a JSON-lines file as it finishes:
 
@@ -17,7 +17,7 @@ The report also gives what issue 30 asks of a protocol: the two scores of each p
 (TimingSettings.new_placement_per_round; without, as the default protocol)
 and ``--rounds`` sets the rounds: the protocol each row was judged with is kept in the row.
 ``--pairs`` (``--max-pairs``) makes a score the average of that many (up to that many)
-evaluations, each in a fresh pair of workers (kbench.judge.pairs); each pair's speedup and
+evaluations, each in a fresh pair of workers (kbench.judge.protocol.pairs); each pair's speedup and
 within interval are kept in the row, and the report prices every count of pairs below it.
 ``--per-call`` keeps every timed call of both sides (call_capture.py), for where a null candidate's
 handicap lives, call by call. The report itself is null_report.py's.
@@ -37,10 +37,10 @@ from null_report import report
 
 import kbench
 from kbench.judge import LocalExecutor
-from kbench.judge.devices import resolve_device
-from kbench.judge.sandbox import find_sandbox
-from kbench.judge.spares import Spares
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.devices import resolve_device
+from kbench.judge.processes.sandbox import find_sandbox
+from kbench.judge.processes.spares import Spares
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.suite import find_problem
 
 LEVEL1 = [  # issue 30's 20 level-1 problems: elementwise, reductions, norms, matrix products, convolutions, pooling
@@ -70,7 +70,7 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             "device_name": verdict.device_name, "speedup": verdict.speedup.get("eager"),
             "interval": verdict.speedup_interval.get("eager"), "within": verdict.speedup_interval_within.get("eager"),
             "wall_seconds": verdict.wall_seconds, "phase_seconds": verdict.phase_seconds, "handover": verdict.handover,
-            # each worker pair's speedup and within interval, where the score averages several (kbench.judge.pairs)
+            # each worker pair's speedup and within interval, where the score averages several (kbench.judge.protocol.pairs)
             "pairs": {key: ((verdict.timing or {}).get(key) or {}).get("eager")
                       for key in ("pair_speedups", "pair_intervals_within")},
             # each round's medians, to set the spread between rounds (placements) beside that between evaluations
@@ -104,8 +104,8 @@ def protocol_name(timing: TimingSettings) -> str:
 def judge_all(problems: list[str], repeats: int, device: str, mode: str, directory: Path, timing: TimingSettings):
     """Each problem's row: ``fresh``, one evaluation at a time, each starting its own
     workers (a score of several pairs starts each later pair's during the one before,
-    kbench.judge.spares.for_pairs); ``batch``, through ``kbench.evaluate_many`` with workers started ahead
-    (kbench.judge.spares); ``ab``, each problem judged both ways in turn (order
+    kbench.judge.processes.spares.for_pairs); ``batch``, through ``kbench.evaluate_many`` with workers started ahead
+    (kbench.judge.processes.spares); ``ab``, each problem judged both ways in turn (order
     alternating), spares started just before and closed just after each ``ahead`` one,
     so that what differs between the two is only the spares (their start, unlike in a
     batch, is in the evaluation's load phase)."""
@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--target-rel-error", type=float, default=TimingSettings.target_rel_error,
                         help="a round stops once its median's relative standard error is this small (or its budget ends)")
     parser.add_argument("--pairs", type=int, default=TimingSettings.pairs,
-                        help="evaluations, each in fresh workers, a score averages at least (kbench.judge.pairs)")
+                        help="evaluations, each in fresh workers, a score averages at least (kbench.judge.protocol.pairs)")
     parser.add_argument("--max-pairs", type=int, default=TimingSettings.max_pairs,
                         help="more of them, up to this many, until the interval is within --target-pair-error")
     parser.add_argument("--target-pair-error", type=float, default=TimingSettings.target_pair_error,

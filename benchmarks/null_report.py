@@ -13,8 +13,8 @@ from contextlib import contextmanager
 
 from call_capture import per_call_report
 
-from kbench.judge.pairs import combined_speedup
-from kbench.judge.repeatability import BETWEEN_PROCESS_SD, rounds_interval, widen
+from kbench.judge.protocol.pairs import combined_speedup
+from kbench.judge.protocol.repeatability import BETWEEN_PROCESS_SD, rounds_interval, widen
 
 
 def arrangement(r: dict) -> str:
@@ -47,8 +47,8 @@ def p90(ordered: list[float]) -> float:
 
 def widened(r: dict, between_sd: float) -> list[float]:
     """A row's interval as the verdict would give it with another between-process spread: its within
-    interval widened (``kbench.judge.repeatability.widen``), or for a score of several worker pairs,
-    the pairs' speedups and within intervals combined (``kbench.judge.pairs.combined_speedup``)."""
+    interval widened (``kbench.judge.protocol.repeatability.widen``), or for a score of several worker pairs,
+    the pairs' speedups and within intervals combined (``kbench.judge.protocol.pairs.combined_speedup``)."""
     speedups, withins = pair_rows(r)
     if len(speedups) > 1:
         return combined_speedup(speedups, withins, between_sd)[1]
@@ -86,7 +86,7 @@ def fewer_pairs(judged: list[dict], between_sd: float | None) -> None:
     between = math.sqrt(max(0.0, pooled ** 2 - within ** 2))
     print(f"  a pair's log speedup about its score's mean: sd {pooled:.2%} (pooled over {len(judged)} scores), "
           f"within a pair {within:.2%} (its within interval, rms), so between processes about {between:.2%} "
-          f"(what --between-sd and kbench.judge.repeatability.BETWEEN_PROCESS_SD stand for)")
+          f"(what --between-sd and kbench.judge.protocol.repeatability.BETWEEN_PROCESS_SD stand for)")
     print(f"  the first k worker pairs alone (between-process spread {spread:.2%}):")
     for k in range(1, min(counts) + 1):
         scored = [combined_speedup(*(each[:k] for each in pair_rows(r)), spread) for r in judged]

@@ -4,7 +4,7 @@ On the H200 (2026-12-04, ``null_candidates.py --per-call``), the candidate's tim
 right after the reference checked one of them were 15% slow, and the next five
 4%, 3%, 3%, 2%, 1% (the first calls of its rounds alike), while eager's replay, with no
 pause, was steady: most of the null candidate's handicap (those calls settle now, untimed on
-both sides: kbench.judge.calls.SETTLE_CALLS). This script finds which part of
+both sides: kbench.judge.trusted.calls.SETTLE_CALLS). This script finds which part of
 a pause does it: each variant repeats [pause, ten timed calls] and prints each position's
 mean ln(call / steady median), beside the CPU time from the start event to the end
 event's record (the launch, which a CUDA-event clock counts while the GPU waits for it).
@@ -39,9 +39,9 @@ from typing import Any
 
 import torch
 
-from kbench.judge import vmm
-from kbench.judge.outputs import copy_packed, fingerprint, pack_output
-from kbench.judge.timing import CacheFlusher
+from kbench.judge.exchange import vmm
+from kbench.judge.exchange.outputs import copy_packed, fingerprint, pack_output
+from kbench.judge.protocol.timing import CacheFlusher
 from kbench.suite import find_problem
 from kbench.suite.problem import import_problem, resolve_size
 
@@ -62,7 +62,7 @@ def _model(problem_id: str) -> tuple[Any, list[Any]]:
 
 def _other_gpu(problem_id: str, orders: Any, done: Any) -> None:
     """Another process's GPU work on order: ``work``, a forward on its inputs; ``check``, as the
-    reference's check of a call (kbench.judge.worker.Session.compare): inputs drawn anew, a forward,
+    reference's check of a call (kbench.judge.worker.session.Session.compare): inputs drawn anew, a forward,
     the candidate's output copied in beside it, then all of it freed and the cache emptied."""
     torch.set_grad_enabled(False)
     model, args = _model(problem_id)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import kbench
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.suite import find_problem
 
 EXAMPLES = Path(kbench.__file__).parent / "suite" / "examples"

@@ -7,7 +7,7 @@ alternating rounds (ABBA order), each call alone: the worker synchronises, recor
 the model, records another and waits, so launch gaps and host synchronisations count. The table gives
 the median of each side, the spread (interquartile range as a share of the median), and the speedup
 (median over median) with the lowest and highest of the rounds' ratios; then the outputs of the two
-sides are compared on two input seeds with the judge's comparison (kbench.judge.compare) and the
+sides are compared on two input seeds with the judge's comparison (kbench.judge.trusted.compare) and the
 workload's tolerance, and checked to differ between the seeds.
 
     PYTHONPATH=src python3 benchmarks/repo_experts.py [--out results.json] [TASK_ID ...]

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from kbench.agents.repo_workspace import PatchRepo
-from kbench.judge.repeatability import round_spread
+from kbench.judge.protocol.repeatability import round_spread
 from kbench.repo import suite_tasks
 from kbench.repo.checkout import checkout
 from kbench.repo.patch import glob_match

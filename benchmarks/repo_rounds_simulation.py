@@ -2,7 +2,7 @@
 most rounds the judge allows; and how often a patch at exactly 95% of the expert is wrongly solved.
 
 Each simulated evaluation draws round fractions lognormal about the truth and asks the judge's own rule
-(``kbench.judge.repeatability.rounds_decided``) after every round from REPO_TIMING's ``rounds`` on; where
+(``kbench.judge.protocol.repeatability.rounds_decided``) after every round from REPO_TIMING's ``rounds`` on; where
 it stops (or at the cap) the task is solved if the rounds' 95% t interval, widened by the between-process
 spread as the verdict's is (``widen``), has its lower end at 0.95 or above. An approximation of the
 verdict (which bootstraps the rounds' calls), not a measurement of a GPU:
@@ -18,7 +18,7 @@ import math
 import random
 import statistics
 
-from kbench.judge.repeatability import _t_interval, rounds_decided, widen
+from kbench.judge.protocol.repeatability import _t_interval, rounds_decided, widen
 from kbench.repo.expert import SOLVED_FRACTION
 from kbench.repo.patch_judge import REPO_TIMING
 

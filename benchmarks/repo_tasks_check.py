@@ -102,9 +102,9 @@ def workload_tolerance(task: common.SuiteTask) -> dict:
 
 
 def compare(expected, actual, tolerance: dict) -> tuple[bool, str]:
-    """The judge's own comparison (kbench.judge.compare) where it imports, else exact structure and allclose."""
+    """The judge's own comparison (kbench.judge.trusted.compare) where it imports, else exact structure and allclose."""
     try:
-        from kbench.judge.compare import compare_outputs
+        from kbench.judge.trusted.compare import compare_outputs
     except ImportError:
         return _allclose(expected, actual, tolerance)
     result = compare_outputs(expected, actual, {}, {}, tolerance)

@@ -51,10 +51,10 @@ import torch
 
 import kbench
 from kbench import judge
-from kbench.judge import builds
-from kbench.judge.builds import available_cpus, build_slots, needs_build
+from kbench.judge.builds import ahead as builds
+from kbench.judge.builds.ahead import available_cpus, build_slots, needs_build
 from kbench.judge import executor as executor_module
-from kbench.judge.devices import resolve_device
+from kbench.judge.processes.devices import resolve_device
 from kbench.judge.executor import LocalExecutor, next_result
 from kbench.runs import runner
 from kbench.runs.store import Store

@@ -7,7 +7,7 @@ and prints how much longer the judge saw each timed call than the worker's
 clock said (seed sent -> call returned, beyond the reported time) and from the
 call's return to its fingerprints (median ms per call, for the candidate and
 for eager on the same inputs), and the limits the trusted-clock rule allows.
-Honest rows set the rule's constants (kbench.judge.calls.TRUSTED_*): their
+Honest rows set the rule's constants (kbench.judge.trusted.calls.TRUSTED_*): their
 difference must stay under the limit; exploit rows show the margin by which
 work done outside the timed window is seen. Run on a GPU machine:
 
@@ -20,7 +20,7 @@ import argparse
 import json
 
 import kbench
-from kbench.judge.calls import trusted_clock_limit
+from kbench.judge.trusted.calls import trusted_clock_limit
 
 SPANS = ("excess_ms", "digest_ms")
 HONEST = [

@@ -1,4 +1,4 @@
-"""What the float64 truth costs per checked call (kbench.judge.truth, the ``truth`` criterion).
+"""What the float64 truth costs per checked call (kbench.judge.trusted.truth, the ``truth`` criterion).
 
 For each problem, in one process, exactly as a reference worker checks a saved call
 (``worker.Session``: the problem loaded at its size, the model built under an init seed,
@@ -34,9 +34,9 @@ from typing import Any
 
 import torch
 
-from kbench.judge.outputs import check_held, describe_devices
-from kbench.judge.reference import load_message
-from kbench.judge.worker import Session
+from kbench.judge.exchange.outputs import check_held, describe_devices
+from kbench.judge.trusted.reference import load_message
+from kbench.judge.worker.session import Session
 from kbench.suite import find_problem
 from kbench.suite.problem import resolve_size
 

@@ -1,5 +1,5 @@
 """How far apart honest summation orders are, against the float64 truth: the calibration of
-the truth criterion's ``multiple`` (kbench.judge.compare.DEFAULT_MULTIPLE, MULTIPLES).
+the truth criterion's ``multiple`` (kbench.judge.trusted.compare.DEFAULT_MULTIPLE, MULTIPLES).
 
 For float32 matrix products and sums, the reference (PyTorch's own: a blocked library
 product, a cascade or tree sum) and honest candidates in other orders (one k at a time, tiles
@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from kbench.judge.compare import compare_outputs, tolerance_for, truth_values
+from kbench.judge.trusted.compare import compare_outputs, tolerance_for, truth_values
 
 
 def one_k_at_a_time(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("truth_orders.json"))
     options = parser.parse_args()
     if options.device.startswith("cuda"):
-        torch.backends.cuda.matmul.allow_tf32 = False  # as the judge pins it (kbench.judge.state)
+        torch.backends.cuda.matmul.allow_tf32 = False  # as the judge pins it (kbench.judge.protocol.state)
     rows = cases(options.device)
     print(f"{'case':58} {'ratio':>7} {'share':>9} {'passes':>6} {'KernelBench':>11}")
     for row in rows:

@@ -28,10 +28,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from kbench.core.solution import Solution
-from kbench.judge.devices import resolve_device, scratch_root
+from kbench.judge.processes.devices import resolve_device, scratch_root
 from kbench.judge.evaluation import evaluate
-from kbench.judge.sides import Sides
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.sides import Sides
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.repo import find_task, suite_tasks
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.patch import Patch, apply

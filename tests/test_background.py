@@ -1,4 +1,4 @@
-"""The judge's background work (kbench.judge.background) stops while anything is timed.
+"""The judge's background work (kbench.judge.processes.background) stops while anything is timed.
 
 On the H200 three honest solutions were rejected by ``trusted-clock`` while 14 nvcc
 builds ran beside the measurements (issue 28): a build ahead, the compilers it
@@ -14,12 +14,12 @@ from conftest import PROBLEM, SOLUTIONS
 
 import kbench
 from kbench.judge import evaluation as evaluation_module
-from kbench.judge.background import BACKGROUND, Background
-from kbench.judge.builds import build
-from kbench.judge.devices import worker_env
-from kbench.judge.process import Worker
-from kbench.judge.reference import ReferenceSide
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.background import BACKGROUND, Background
+from kbench.judge.builds.ahead import build
+from kbench.judge.processes.devices import worker_env
+from kbench.judge.processes.process import Worker
+from kbench.judge.trusted.reference import ReferenceSide
+from kbench.judge.protocol.timing import TimingSettings
 
 # A build whose import burns CPU in itself and in a child it started, until told to stop.
 BURNING_BUILD = '''

@@ -6,8 +6,8 @@ import pytest
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.baselines import COLUMNS, BaselineCache, CachedBaseline, Environment, cache_key, check_columns
-from kbench.judge.timing import TimingSettings
+from kbench.judge.trusted.baselines import COLUMNS, BaselineCache, CachedBaseline, Environment, cache_key, check_columns
+from kbench.judge.protocol.timing import TimingSettings
 
 ENV = Environment("NVIDIA H200", "580.159.04", {"torch": "2.11.0", "cuda": "13.0", "triton": "3.6.0", "python": "3.12.3"},
                   {"cuda.matmul.allow_tf32": False}, {"rounds": 3})
@@ -73,7 +73,7 @@ def test_a_compiled_column_is_measured_once_then_taken_from_the_cache(tmp_path):
 
 
 def test_an_unusable_cache_file_is_a_flag_not_a_crash(tmp_path):
-    from kbench.judge.reference import ReferenceSide
+    from kbench.judge.trusted.reference import ReferenceSide
     from kbench.suite.problem import load_problem
 
     broken = tmp_path / "not_a_db.sqlite"

@@ -1,4 +1,4 @@
-"""Builds ahead keep a run's devices busy (kbench.judge.executor, kbench.judge.builds).
+"""Builds ahead keep a run's devices busy (kbench.judge.executor, kbench.judge.builds.ahead).
 
 On the H200 a run with ``--build-jobs 14`` started 14 cold nvcc builds at once; they
 finished together after 137 s (55 s each alone), and the GPU sat idle until then,
@@ -18,9 +18,9 @@ from conftest import PROBLEM
 from honest.corpus import CORPUS, HERE
 
 import kbench
-from kbench.judge import builds as builds_module
+from kbench.judge.builds import ahead as builds_module
 from kbench.judge import executor as executor_module
-from kbench.judge.builds import build_slots, needs_build
+from kbench.judge.builds.ahead import build_slots, needs_build
 from kbench.judge.executor import LocalExecutor
 from kbench.suite.examples import __path__ as examples_path
 

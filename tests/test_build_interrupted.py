@@ -5,7 +5,7 @@ Ctrl-C during a ``load_inline`` build left torch's ``lock`` file in the solution
 and every later evaluation of the same source waited on it until its time limit (``timeout``, the
 demo's own correct swish). A sandboxed worker now builds in a folder of its own, made the cache
 whole only when its build is whole; an unsandboxed one holds a lease on the cache, and a lock
-found where nobody holds one is stale and cleared (kbench.judge.devices).
+found where nobody holds one is stale and cleared (kbench.judge.processes.devices).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from conftest import EXAMPLES
 
 import kbench
-from kbench.judge import devices
+from kbench.judge.processes import devices
 
 SRC = Path(kbench.__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import load_benchmark
 
-from kbench.judge.reference import ReferenceSide
+from kbench.judge.trusted.reference import ReferenceSide
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kbench.judge import calls as calls_module
-from kbench.judge.calls import (
+from kbench.judge.trusted import calls as calls_module
+from kbench.judge.trusted.calls import (
     SETTLE_CALLS,
     SETTLE_SECONDS,
     Call,
@@ -28,10 +28,10 @@ from kbench.judge.calls import (
     replayed_calls,
     trusted_times,
 )
-from kbench.judge.outputs import check_held, copy_packed, fingerprint, pack_output, unpack_output
-from kbench.judge.process import WorkerLost
-from kbench.judge.reference import SeedFeed
-from kbench.judge.timing import TimingSettings
+from kbench.judge.exchange.outputs import check_held, copy_packed, fingerprint, pack_output, unpack_output
+from kbench.judge.processes.process import WorkerLost
+from kbench.judge.trusted.reference import SeedFeed
+from kbench.judge.protocol.timing import TimingSettings
 
 FIVE_CALLS = TimingSettings(warmup_calls=0, warmup_seconds=0.0, min_calls=5, max_calls=5, budget_seconds=60.0)
 LAYOUT = {"tree": {"tensor": [0, "float32", [1]]}, "nbytes": 4}
@@ -127,7 +127,7 @@ def test_timed_rounds_check_a_secret_few_and_at_least_one():
 
 
 class SteppedClock:
-    """The judge's clock in kbench.judge.calls, moved on only by the calls a worker makes, each
+    """The judge's clock in kbench.judge.trusted.calls, moved on only by the calls a worker makes, each
     ``call_seconds`` long."""
 
     def __init__(self, call_seconds):
@@ -406,7 +406,7 @@ def test_fingerprint_is_the_defined_sums_of_the_bytes(case, monkeypatch):
     """However the judge sums (rows and columns of a dense tensor, dimension by dimension where it
     has gaps; numpy on the CPU, PyTorch on a GPU), the reference recomputes the same numbers from
     the values alone."""
-    from kbench.judge import outputs
+    from kbench.judge.exchange import outputs
     tensor = DIGEST_CASES[case]()
     assert outputs.FINGERPRINT_ROW_WORDS == 4096  # the first cases span rows and a tail only at this width
     assert _digest_numbers(outputs._tensor_digest(tensor)) == _digest_by_definition(tensor)
@@ -417,7 +417,7 @@ def test_fingerprint_is_the_defined_sums_of_the_bytes(case, monkeypatch):
 
 def kernel_sums_against_definition() -> dict[str, list]:
     """For each case whose blocks a GPU's digest kernel takes: its two sums, and the defined ones."""
-    from kbench.judge import gpu_digest, outputs
+    from kbench.judge.exchange import gpu_digest, outputs
     found = {}
     for name, make in DIGEST_CASES.items():
         tensor = make()
@@ -446,7 +446,7 @@ def test_a_dense_tensor_of_any_size_takes_the_digest_kernel_variant_a_worker_war
     """Each tile width is a kernel Triton builds on its first use in a process: every dense
     tensor's blocks take the one a worker builds at its start (outputs.warm_digest), whatever its
     size; a view with gaps takes a narrower one only where its rows are short."""
-    from kbench.judge import gpu_digest, outputs
+    from kbench.judge.exchange import gpu_digest, outputs
 
     def widths(tensor):
         blocks = outputs._blocks(outputs._words(tensor))
@@ -463,7 +463,7 @@ def test_a_dense_tensor_of_any_size_takes_the_digest_kernel_variant_a_worker_war
 @pytest.mark.gpu
 def test_a_gpu_digest_is_the_cpu_digest_of_the_same_values(monkeypatch):
     """A worker digests on its GPU; the reference may recompute the digest of its copy elsewhere."""
-    from kbench.judge import outputs
+    from kbench.judge.exchange import outputs
     kernel_calls = []
     kernel = outputs._gpu_block_sums
     monkeypatch.setattr(outputs, "_gpu_block_sums", lambda blocks: kernel_calls.append(1) or kernel(blocks))
@@ -482,7 +482,7 @@ def test_a_gpu_digest_is_the_cpu_digest_of_the_same_values(monkeypatch):
 def test_a_digest_kernel_that_fails_leaves_the_digest_to_pytorch(monkeypatch, capsys):
     """A Triton that cannot build or launch the kernel on some machine costs speed, never a verdict:
     PyTorch's sums are the same numbers."""
-    from kbench.judge import outputs
+    from kbench.judge.exchange import outputs
 
     def broken(blocks):
         raise RuntimeError("no compiler here")
@@ -639,7 +639,7 @@ def test_a_layout_that_does_not_fit_its_buffer_is_refused(tamper):
 def test_a_descriptor_crosses_the_handles_socket_and_a_missing_one_is_none():
     import socket
 
-    from kbench.judge import vmm
+    from kbench.judge.exchange import vmm
 
     judge, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
     read, write = os.pipe()
@@ -657,7 +657,7 @@ def test_a_descriptor_crosses_the_handles_socket_and_a_missing_one_is_none():
 def test_the_digest_reads_on_one_cpu_thread_and_gives_the_threads_back(monkeypatch):
     """On a busy machine a digest split over two threads waited tens of milliseconds for the
     unscheduled one, inside the trusted clock's window (docs/guard.md); the call keeps its threads."""
-    import kbench.judge.outputs as outputs
+    import kbench.judge.exchange.outputs as outputs
 
     seen, digest = [], outputs._tensor_digest
     monkeypatch.setattr(outputs, "_tensor_digest", lambda t: seen.append(torch.get_num_threads()) or digest(t))
@@ -673,7 +673,7 @@ def test_the_digest_reads_on_one_cpu_thread_and_gives_the_threads_back(monkeypat
 
 
 def test_a_gpu_worker_never_runs_triton_interpreted(monkeypatch):
-    from kbench.judge.devices import worker_env
+    from kbench.judge.processes.devices import worker_env
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert worker_env("cuda:0")["TRITON_INTERPRET"] == "0" and worker_env("cpu")["TRITON_INTERPRET"] == "1"

@@ -5,7 +5,7 @@ import sys
 import pytest
 from conftest import PROBLEM, SOLUTIONS
 
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 
 KEYS = {"problem", "device", "status", "correct", "reason", "runtime_ms", "baselines", "speedup"}
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kbench.judge.compare import compare_outputs
+from kbench.judge.trusted.compare import compare_outputs
 
 CPU = {"output": "cpu"}
 

@@ -9,9 +9,9 @@ import kbench
 from kbench.core.verdict import Verdict
 from kbench.judge import evaluation
 from kbench.judge.confirmation import Unconfirmed, confirmed
-from kbench.judge.devices import building_fresh
+from kbench.judge.processes.devices import building_fresh
 from kbench.judge.guard import Finding
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 
 
 def verdict(status: str, reason: str, wall: float = 1.0) -> Verdict:

@@ -1,4 +1,4 @@
-"""An evaluation's turn on a GPU (kbench.judge.devices.gpu_turn), across processes."""
+"""An evaluation's turn on a GPU (kbench.judge.processes.devices.gpu_turn), across processes."""
 
 import os
 import subprocess
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kbench.judge.devices import gpu_turn
+from kbench.judge.processes.devices import gpu_turn
 
 SRC = Path(__file__).parent.parent / "src"
 TAKE_TURN = """
 import sys
-from kbench.judge.devices import gpu_turn
+from kbench.judge.processes.devices import gpu_turn
 print("ready", flush=True)
 with gpu_turn(sys.argv[1]):
     print("turn", flush=True)

@@ -6,7 +6,7 @@ import pytest
 from conftest import EXAMPLES, SOLUTIONS
 
 import kbench
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 
 pytestmark = pytest.mark.gpu
 
@@ -85,7 +85,7 @@ def test_a_graphed_column_reads_each_calls_values_from_its_fixed_inputs():
     them for each call, not a copy of the first call's values."""
     import torch
 
-    from kbench.judge.graphs import StaticInputs
+    from kbench.judge.worker.graphs import StaticInputs
 
     staged = StaticInputs(torch.compile(lambda x: torch.relu(x) * 2, mode="reduce-overhead"))
     for value in (-1.0, 1.0, 2.0, 3.0, -4.0, 5.0):
@@ -119,7 +119,7 @@ def test_a_candidate_that_cannot_be_captured_is_a_runtime_error_under_cuda_graph
 def test_a_new_placement_moves_the_next_buffers():
     import torch
 
-    from kbench.judge.timing import new_placement
+    from kbench.judge.protocol.timing import new_placement
 
     device = torch.device("cuda")
     where = []
@@ -132,22 +132,22 @@ def test_a_new_placement_moves_the_next_buffers():
 
 def test_a_device_buffer_crosses_out_of_the_sandbox_and_nothing_beyond_it_can_be_mapped(tmp_path):
     """What carries checked outputs from a sandboxed candidate to the reference
-    (kbench.judge.vmm): a descriptor over a Unix socket, across PID namespaces."""
+    (kbench.judge.exchange.vmm): a descriptor over a Unix socket, across PID namespaces."""
     import socket
     import subprocess
     import sys
 
     import torch
 
-    from kbench.judge import vmm
-    from kbench.judge.devices import worker_env
-    from kbench.judge.process import worker_import_path
-    from kbench.judge.sandbox import find_sandbox, give_to_candidate
+    from kbench.judge.exchange import vmm
+    from kbench.judge.processes.devices import worker_env
+    from kbench.judge.processes.process import worker_import_path
+    from kbench.judge.processes.sandbox import find_sandbox, give_to_candidate
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
     child = (
         "import os, socket, sys; sys.path[:0] = os.environ['KBENCH_WORKER_PATH'].split(os.pathsep)\n"
-        "import torch; from kbench.judge import vmm\n"
+        "import torch; from kbench.judge.exchange import vmm\n"
         "channel = socket.socket(fileno=int(sys.argv[1]))\n"
         "buffer = vmm.ExportedBuffer(1 << 20, 0)\n"
         "buffer.tensor().copy_(torch.arange(1 << 20, device='cuda') % 251)\n"
@@ -203,7 +203,7 @@ def test_a_launch_lead_is_queued_ahead_of_the_start_event_and_out_of_the_clock()
     of a call that launches nothing reads far below the lead, while the host waited it out."""
     import torch
 
-    from kbench.judge.timing import Clock
+    from kbench.judge.protocol.timing import Clock
 
     lead_us = 1000.0
     clock = Clock(torch.device("cuda"), lead_us=lead_us)

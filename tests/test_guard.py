@@ -6,7 +6,7 @@ import pytest
 
 from kbench.judge.guard import RULES, action
 from kbench.judge.guard.static import check_source
-from kbench.judge.loading import import_solution
+from kbench.judge.worker.loading import import_solution
 
 KERNEL = '''
 import torch
@@ -60,7 +60,7 @@ def test_an_honest_kernel_has_no_findings():
         ("time.perf_counter = lambda: 0.0", "import time\n", "monkeypatch"),
         ("setattr(torch.cuda, 'synchronize', print)", "", "monkeypatch"),
         ("torch.__dict__['softmax'] = print", "", "monkeypatch"),
-        ("m = sys.modules['kbench.judge.timing']", "import sys\n", "harness-access"),
+        ("m = sys.modules['kbench.judge.protocol.timing']", "import sys\n", "harness-access"),
         ("import kbench", "", "harness-access"),
         ("f = getattr(torch, 'syn' + 'chronize')", "", "dynamic-access"),
         ("s = torch.cuda.Stream()", "", "side-stream"),

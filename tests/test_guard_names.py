@@ -13,7 +13,7 @@ import pytest
 
 from kbench.judge.guard import action
 from kbench.judge.guard.static import check_source
-from kbench.judge.loading import import_solution
+from kbench.judge.worker.loading import import_solution
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
 KERNEL = '''
@@ -55,7 +55,7 @@ BOUND = [
     ("", "f = torch.jit.script(torch.relu)", "torch-compile"),
     ("jit = torch.jit\n", "f = jit.script(torch.relu)", "torch-compile"),
     ("import time\nclock = time\n", "clock.perf_counter = lambda: 0.0", "monkeypatch"),
-    ("import sys\n", "m = sys.modules['kbench.judge.timing']", "harness-access"),
+    ("import sys\n", "m = sys.modules['kbench.judge.protocol.timing']", "harness-access"),
     ("import os\nenv = os.environ\n", "env['NVIDIA_TF32_OVERRIDE'] = '1'", "global-state"),
     ("cudnn = torch.backends.cudnn\n", "cudnn.benchmark = True", "global-state"),
 ]

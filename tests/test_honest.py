@@ -22,7 +22,7 @@ import kbench
 from kbench.judge import LocalExecutor
 from kbench.judge.guard import INTEGRITY, RULES
 from kbench.judge.guard.static import check_source
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.suite import find_problem
 
 # The exploit suite's short protocol (tests/test_exploits.py): every timed call is still

@@ -9,7 +9,7 @@ import pytest
 from conftest import EXAMPLES, PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.process import OUTPUT_TAIL_BYTES
+from kbench.judge.processes.process import OUTPUT_TAIL_BYTES
 
 CASES = [
     ("wrong_values", "incorrect", "trial 0: values"),
@@ -39,7 +39,7 @@ def test_fixture_gets_its_verdict(name, status, reason):
     verdict = kbench.evaluate(PROBLEM, SOLUTIONS / f"{name}.py", "cpu", measure_time=False, trials=2, policy="off")
     assert verdict.status == status, verdict.reason
     assert reason in verdict.reason
-    assert "kbench-" not in verdict.reason and "kbench/judge/worker.py" not in verdict.reason, verdict.reason
+    assert "kbench-" not in verdict.reason and "kbench/judge/worker/session.py" not in verdict.reason, verdict.reason
     if name in OWN_FRAMES:
         assert f'  File "{SOLUTIONS}/{OWN_FRAMES[name]}' in verdict.reason, verdict.reason
     assert verdict.correct is False
@@ -148,7 +148,7 @@ class ModelNew(torch.nn.Module):  # as a solution that calls load_inline in __in
 
 def test_a_build_given_the_problem_makes_the_model_so_what_init_compiles_is_built_ahead(tmp_path, monkeypatch):
     from kbench.judge import build
-    from kbench.judge.devices import candidate_build_dir
+    from kbench.judge.processes.devices import candidate_build_dir
     from kbench.suite import find_problem
 
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
@@ -165,7 +165,7 @@ def test_a_build_given_the_problem_makes_the_model_so_what_init_compiles_is_buil
 def test_build_directories_are_keyed_by_source_and_toolchain(monkeypatch):
     """Two solutions whose extensions share a name (models often call theirs relu_cuda) never
     share a build, judged A, B, A each finds its own again; another torch or compiler builds anew."""
-    from kbench.judge import devices
+    from kbench.judge.processes import devices
 
     a, b = devices.candidate_build_dir("a" * 64), devices.candidate_build_dir("b" * 64)
     assert a != b and devices.candidate_build_dir("a" * 64) == a
@@ -227,10 +227,10 @@ def test_workers_die_with_a_judge_killed_outright(tmp_path):
     judge = subprocess.Popen(
         [sys.executable, "-c", (
             "import sys, time\n"
-            "from kbench.judge.devices import worker_env\n"
-            "from kbench.judge.reference import load_message\n"
+            "from kbench.judge.processes.devices import worker_env\n"
+            "from kbench.judge.trusted.reference import load_message\n"
             "from kbench.suite.problem import load_problem\n"
-            "from kbench.judge.process import Worker\n"
+            "from kbench.judge.processes.process import Worker\n"
             "w = Worker(worker_env('cpu'))\n"
             f"w.send({{**load_message(load_problem({str(slow)!r}), 'cpu', 'small', 1), 'role': 'reference'}})\n"
             "print(w.process.pid, flush=True)\n"
@@ -285,9 +285,9 @@ def test_the_work_counts_are_those_of_the_size_the_model_was_resized_to():
     small size's the workers loaded first (a GPU evaluation's other-size trial)."""
     import time
 
-    from kbench.judge.devices import worker_env
-    from kbench.judge.process import Worker
-    from kbench.judge.reference import load_message
+    from kbench.judge.processes.devices import worker_env
+    from kbench.judge.processes.process import Worker
+    from kbench.judge.trusted.reference import load_message
 
     problem = kbench.find_problem("level1/relu")
     with Worker(worker_env("cpu")) as worker:
@@ -299,12 +299,12 @@ def test_the_work_counts_are_those_of_the_size_the_model_was_resized_to():
 
 
 def test_a_traceback_keeps_the_solutions_frames_and_where_the_error_was_raised():
-    from kbench.judge.tracebacks import for_author
+    from kbench.judge.trusted.tracebacks import for_author
 
     copy = "/dev/shm/kbench-abc/solution.py"
     frame = '  File "{}", line {}, in {}\n    {}\n'
     raw = ("forward: RuntimeError: boom\nTraceback (most recent call last):\n"
-           + frame.format("/x/kbench/judge/worker.py", 206, "_one_call", "out = call(args)")
+           + frame.format("/x/kbench/judge/worker/session.py", 206, "_one_call", "out = call(args)")
            + frame.format("/x/torch/nn/modules/module.py", 1789, "_call_impl", "return forward_call(*args)")
            + frame.format(copy, 12, "forward", "y = self.inner(x)")
            + frame.format("/x/torch/nn/modules/module.py", 1789, "_call_impl", "return forward_call(*args)")
@@ -319,7 +319,7 @@ def test_a_traceback_keeps_the_solutions_frames_and_where_the_error_was_raised()
         + frame.format("/x/torch/functional.py", 10, "mm", "raise RuntimeError('boom')")
         + "RuntimeError: boom")
     harness_only = ("init: TypeError: takes 1 argument\nTraceback (most recent call last):\n"
-                    + frame.format("/x/kbench/judge/worker.py", 139, "make_model", "self.model_class(*init)")
+                    + frame.format("/x/kbench/judge/worker/session.py", 139, "make_model", "self.model_class(*init)")
                     + "TypeError: takes 1 argument")
     assert "worker.py" not in for_author(harness_only, copy, "kernel.py")
     assert for_author(harness_only, copy, "kernel.py").endswith("hidden):\nTypeError: takes 1 argument")

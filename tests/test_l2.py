@@ -1,4 +1,4 @@
-"""State the L2 flush does not clear (kbench.judge.l2, issue 32 item 7).
+"""State the L2 flush does not clear (kbench.judge.protocol.l2, issue 32 item 7).
 
 A persisting-L2 set-aside left in the candidate's CUDA context is a changed setting
 (``global-state``); one given back before the check is not. The exploit and its twin
@@ -10,7 +10,7 @@ import ctypes
 import pytest
 import torch
 
-from kbench.judge import l2, state
+from kbench.judge.protocol import l2, state
 from kbench.judge.guard.runtime import RuntimeGuard
 
 

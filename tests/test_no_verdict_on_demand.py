@@ -20,10 +20,10 @@ import kbench
 from kbench.agents import command_agent
 from kbench.cli import app
 from kbench.core.verdict import Trial, Verdict, encodable
-from kbench.judge import pairs, repeatability
-from kbench.judge.process import WorkerLost
-from kbench.judge.reference import ReferenceSide
-from kbench.judge.timing import TimingSettings, summarize
+from kbench.judge.protocol import pairs, repeatability
+from kbench.judge.processes.process import WorkerLost
+from kbench.judge.trusted.reference import ReferenceSide
+from kbench.judge.protocol.timing import TimingSettings, summarize
 from kbench.runs.records import EvaluationRecord, TurnRecord
 from kbench.runs.score import SampleOutcome
 from kbench.runs.store import Store

@@ -1,4 +1,4 @@
-"""Worker pairs: a verdict that averages several evaluations, each in fresh processes (kbench.judge.pairs)."""
+"""Worker pairs: a verdict that averages several evaluations, each in fresh processes (kbench.judge.protocol.pairs)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from conftest import EXAMPLES
 
 import kbench
 from kbench.core.verdict import Verdict
-from kbench.judge.pairs import combined, more_pairs, sampled
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.protocol.pairs import combined, more_pairs, sampled
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 
 
 def pair(speedup: float, candidate_ms: float = 2.0, within: float = 0.003, status: str = "correct",
@@ -136,8 +136,8 @@ def test_two_pairs_on_the_cpu_end_to_end(tmp_path, monkeypatch):
     """The whole path: two evaluations of the ReLU example, each in its own workers, one verdict; the
     trial at the problem's other size in the first pair only; the second pair's workers started
     during the first (one pair ahead), and the one left over closed."""
-    from kbench.judge import spares as spares_module
-    from kbench.judge.sandbox import find_sandbox
+    from kbench.judge.processes import spares as spares_module
+    from kbench.judge.processes.sandbox import find_sandbox
 
     taken, closed, take, close = [], [], spares_module.Spares.take, spares_module.Spares.close
 
@@ -196,7 +196,7 @@ def test_a_score_of_several_pairs_keeps_as_many_ahead_as_its_later_pairs_can_tak
     """One pair's untimed part is too short for the next pair's start (0.9 s of it left in `load` on
     the H200): a score of three pairs or more keeps a batch's two ahead, one of two pairs just one, a
     single pair or one without a sandbox none of its own."""
-    from kbench.judge.spares import PAIRS_AHEAD, Spares, for_pairs
+    from kbench.judge.processes.spares import PAIRS_AHEAD, Spares, for_pairs
 
     def depth(pairs: int, sandbox=object(), spares=None):
         with for_pairs(spares, "cpu", sandbox, pairs) as kept:

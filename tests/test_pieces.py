@@ -1,4 +1,4 @@
-"""Comparisons piece by piece (kbench.judge.pieces) say what the judge's whole-tensor
+"""Comparisons piece by piece (kbench.judge.trusted.pieces) say what the judge's whole-tensor
 comparison says: the same verdict, check and largest errors; a failure named by
 the first piece that fails."""
 
@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from kbench.judge import compare, pieces
-from kbench.judge.compare import compare_outputs
-from kbench.judge.outputs import describe_devices
+from kbench.judge.trusted import compare, pieces
+from kbench.judge.trusted.compare import compare_outputs
+from kbench.judge.exchange.outputs import describe_devices
 
 TOL = {"float32": {"atol": 1e-4, "rtol": 1e-4}}
 BIG = (300, 100)  # pieces of at most 4096 elements here (small_pieces): 40 rows, the last 20
@@ -19,7 +19,7 @@ BIG = (300, 100)  # pieces of at most 4096 elements here (small_pieces): 40 rows
 @pytest.fixture(autouse=True)
 def small_pieces(monkeypatch):
     """Pieces of 2**12 elements at least instead of 2**20: the same walk, on small tensors."""
-    monkeypatch.setattr(compare, "PIECE_MIN", 2**12)  # where pieces are cut (kbench.judge.compare)
+    monkeypatch.setattr(compare, "PIECE_MIN", 2**12)  # where pieces are cut (kbench.judge.trusted.compare)
     monkeypatch.setattr(pieces, "PIECE_MIN", 2**12)
 
 

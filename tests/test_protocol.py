@@ -27,8 +27,8 @@ from exploits.cases import RELU
 
 import kbench
 from kbench.judge import evaluation
-from kbench.judge.process import MAX_ANSWER_BYTES, OutputTail, Worker
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.process import MAX_ANSWER_BYTES, OutputTail, Worker
+from kbench.judge.protocol.timing import TimingSettings
 
 TWIN = Path(__file__).parent / "exploits" / "twin_relu.py"
 TIMING = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=3, budget_seconds=5.0, rounds=2)

@@ -296,7 +296,7 @@ def test_a_command_agent_in_its_sandbox_changes_nothing_and_leaves_nothing_runni
 
     import kbench
     from kbench.agents.command_agent import AgentAccess
-    from kbench.judge.sandbox import SandboxUnavailable, find_sandbox
+    from kbench.judge.processes.sandbox import SandboxUnavailable, find_sandbox
 
     try:
         find_sandbox()
@@ -342,7 +342,7 @@ def test_a_command_agent_without_a_sandbox_is_refused_unless_the_run_says_so(mon
     import dataclasses
 
     from kbench.agents import command_agent
-    from kbench.judge.sandbox import SandboxUnavailable
+    from kbench.judge.processes.sandbox import SandboxUnavailable
 
     def unavailable():
         raise SandboxUnavailable("not here")

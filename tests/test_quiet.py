@@ -1,7 +1,7 @@
 """The quiet-GPU check's decision, with a probe and a clock made by hand (the probe
 itself runs on a GPU: tests/exploits queued_gpu_work)."""
 
-from kbench.judge.quiet import BUSY_MS, WAIT_SECONDS, busy_gpu_finding
+from kbench.judge.protocol.quiet import BUSY_MS, WAIT_SECONDS, busy_gpu_finding
 
 
 class FakeTime:

@@ -10,10 +10,10 @@ import pytest
 from conftest import PROBLEM, SOLUTIONS
 
 import kbench
-from kbench.judge.repeatability import (BETWEEN_PROCESS_SD, REPOSITORY_BETWEEN_PROCESS_SD, Z95, columns_settled,
+from kbench.judge.protocol.repeatability import (BETWEEN_PROCESS_SD, REPOSITORY_BETWEEN_PROCESS_SD, Z95, columns_settled,
                                         round_spread, rounds_decided, rounds_settled, rounds_to_decide,
                                         speedup_interval, widen)
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.repo.patch_judge import REPO_TIMING
 
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from kbench.cli import app
 from kbench.cli.tasks import print_patch_verdict
-from kbench.judge.sandbox import find_sandbox
+from kbench.judge.processes.sandbox import find_sandbox
 from kbench.repo import Patch, TaskError, evaluate_patch, find_task, load_task, solved, suite_tasks
 from kbench.repo.audit import _broken, audit_task
 from kbench.repo.checkout import checkout, copy_tree
@@ -480,8 +480,8 @@ def test_the_rounds_go_on_until_the_expert_fraction_is_decided_and_time_the_expe
     """The stopping rule reads the expert's column alone (Sides.decide_at: a task is solved at 95% of the
     expert's speedup), not the base's precision: the rounds stop at the first that decides it or at
     max_rounds, whichever the recorded rounds say, and the expert is timed in each, no more, no fewer."""
-    from kbench.judge.repeatability import columns_settled
-    from kbench.judge.timing import TimingSettings
+    from kbench.judge.protocol.repeatability import columns_settled
+    from kbench.judge.protocol.timing import TimingSettings
 
     timing = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
                             rounds=2, max_rounds=4, target_speedup_error=1e-12)  # the base never settles

@@ -214,7 +214,7 @@ def quick_evaluate_patch(monkeypatch, tmp_path):
 
     def real(task, patch, device, **options):
         calls.append(task.id)
-        from kbench.judge.timing import TimingSettings
+        from kbench.judge.protocol.timing import TimingSettings
 
         return evaluate_patch(task, patch, device, timing=dataclasses.replace(TimingSettings(), budget_seconds=1.0),
                               **options)

@@ -13,13 +13,15 @@ import types
 import pytest
 import torch
 
-from kbench.judge import timing, wire
-from kbench.judge.calls import CallDriver, ProtocolViolation, reading
+from kbench.judge.exchange import wire
+
+from kbench.judge.protocol import timing
+from kbench.judge.trusted.calls import CallDriver, ProtocolViolation, reading
 from kbench.judge.guard.runtime import RuntimeGuard
-from kbench.judge.plain import not_plain
-from kbench.judge.process import WorkerLost
-from kbench.judge.reference import SeedFeed
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.plain import not_plain
+from kbench.judge.processes.process import WorkerLost
+from kbench.judge.trusted.reference import SeedFeed
+from kbench.judge.protocol.timing import TimingSettings
 
 ANSWERS = [
     None, True, 0, -(2**70), 1.5, -0.0, 1e-300, math.nan, math.inf, -math.inf, "a\"\n\x00é\u2028", [], {},
@@ -105,17 +107,17 @@ def test_an_untouched_process_has_nothing_patched(guard):
 
 def test_a_class_attribute_of_the_workers_clock_is_watched(guard, monkeypatch):
     monkeypatch.setattr(timing.Clock, "time_call", lambda self, call: (0.0, 0.0, call()))
-    assert "kbench.judge.timing.Clock.time_call" in patched(guard)[0]
+    assert "kbench.judge.protocol.timing.Clock.time_call" in patched(guard)[0]
 
 
 def test_an_attribute_added_to_the_workers_class_is_watched(guard, monkeypatch):
     monkeypatch.setattr(timing.TimedCall, "__getattribute__", object.__getattribute__, raising=False)
-    assert "kbench.judge.timing.TimedCall.__getattribute__" in patched(guard)[0]
+    assert "kbench.judge.protocol.timing.TimedCall.__getattribute__" in patched(guard)[0]
 
 
 def test_code_swapped_under_an_unchanged_function_is_watched(guard, monkeypatch):
     monkeypatch.setattr(timing.not_plain, "__code__", (lambda out: None).__code__)
-    assert "kbench.judge.plain.not_plain" in patched(guard)[0]
+    assert "kbench.judge.protocol.plain.not_plain" in patched(guard)[0]
 
 
 @pytest.mark.parametrize("namespace, name", [(json, "dumps"), (json.encoder, "c_make_encoder"),

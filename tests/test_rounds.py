@@ -1,12 +1,12 @@
 """How many rounds an evaluation times: the required ones, then more until the columns settle, never
-a timeout verdict for the further rounds the judge chose (kbench.judge.rounds)."""
+a timeout verdict for the further rounds the judge chose (kbench.judge.protocol.rounds)."""
 
 import time
 
 import pytest
 
-from kbench.judge.rounds import RoundPlan
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.rounds import RoundPlan
+from kbench.judge.protocol.timing import TimingSettings
 
 ADAPTIVE = TimingSettings(rounds=3, max_rounds=8, budget_seconds=3.0, target_speedup_error=0.0025)
 SCATTERED = {"eager": [1.0, 1.3, 0.7]}  # never settles at 0.25%

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from kbench import judge
 from kbench.cli import app
 from kbench.cli import run as cli_runs
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.runs import export, runner
 from kbench.runs.manifest import Manifest
 from kbench.runs.score import columns_of, outcomes, score

@@ -269,9 +269,9 @@ def test_a_kernelbench_precision_casts_every_problem_and_is_kept_apart(cli, tmp_
 def test_a_precision_has_baseline_cache_keys_of_its_own(tmp_path):
     """A compiled column cached for a problem's bf16 variant (at its KBENCH_DTYPE_SIZES) is not
     the same measurement as the problem cast to bf16 at its written sizes (--precision bf16)."""
-    from kbench.judge.baselines import Environment, cache_key
-    from kbench.judge.reference import ReferenceSide
-    from kbench.judge.timing import TimingSettings
+    from kbench.judge.trusted.baselines import Environment, cache_key
+    from kbench.judge.trusted.reference import ReferenceSide
+    from kbench.judge.protocol.timing import TimingSettings
     from kbench.suite import kernelbench
     from kbench.suite.problem import load_problem
 
@@ -353,7 +353,7 @@ def test_an_empty_patch_is_a_usage_error_and_an_empty_verdict_says_so(tmp_path):
 
 def test_builds_run_ahead_by_default_on_gpus_and_never_on_a_cpu(monkeypatch):
     import kbench.judge.executor as executor
-    from kbench.judge.builds import build_slots
+    from kbench.judge.builds.ahead import build_slots
 
     assert executor.default_build_jobs(["cuda:0"], cpus=16) == 10 == build_slots(14, 1, 16, judging=True)
     assert executor.default_build_jobs(["cuda:0", "cuda:1"], cpus=16) == 8

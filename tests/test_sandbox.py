@@ -23,8 +23,8 @@ import psutil
 import pytest
 
 import kbench
-from kbench.judge import sandbox
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes import sandbox
+from kbench.judge.protocol.timing import TimingSettings
 
 HERE = Path(__file__).parent
 FAST = TimingSettings(warmup_calls=2, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=0.5,
@@ -49,7 +49,7 @@ def _attack():
         pass
     for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
         try:
-            if pid != os.getpid() and "kbench.judge.worker" in open(f"/proc/{{pid}}/cmdline").read():
+            if pid != os.getpid() and "kbench.judge.worker.session" in open(f"/proc/{{pid}}/cmdline").read():
                 os.kill(pid, signal.SIGKILL)
                 print("KILLED", pid)
         except (OSError, ValueError):
@@ -148,7 +148,7 @@ import os, signal
 for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
     try:  # the judge's other workers only (same parent), not those of other judges on this machine
         siblings = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1] == str(os.getppid())
-        if pid != os.getpid() and siblings and "kbench.judge.worker" in open(f"/proc/{pid}/cmdline").read():
+        if pid != os.getpid() and siblings and "kbench.judge.worker.session" in open(f"/proc/{pid}/cmdline").read():
             os.kill(pid, signal.SIGKILL)
     except (OSError, ValueError, IndexError):
         pass

@@ -1,4 +1,4 @@
-"""Workers started ahead of need (kbench.judge.spares): what a batch of evaluations uses."""
+"""Workers started ahead of need (kbench.judge.processes.spares): what a batch of evaluations uses."""
 
 import queue
 from pathlib import Path
@@ -11,11 +11,11 @@ from kbench.judge import LocalExecutor
 from kbench.judge import evaluation as evaluation_module
 from kbench.judge import executor as executor_module
 from kbench.judge.executor import next_result
-from kbench.judge import spares as spares_module
-from kbench.judge.devices import candidate_build_dir
-from kbench.judge.sandbox import find_sandbox
-from kbench.judge.spares import Spares
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes import spares as spares_module
+from kbench.judge.processes.devices import candidate_build_dir
+from kbench.judge.processes.sandbox import find_sandbox
+from kbench.judge.processes.spares import Spares
+from kbench.judge.protocol.timing import TimingSettings
 
 
 def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, monkeypatch):

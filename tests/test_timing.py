@@ -1,6 +1,6 @@
 import torch
 
-from kbench.judge.timing import FreshInputs, TimingSettings, measure, median_rel_error, seed_sequence
+from kbench.judge.protocol.timing import FreshInputs, TimingSettings, measure, median_rel_error, seed_sequence
 
 
 def draw(seed):
@@ -42,8 +42,8 @@ def test_measure_on_cpu_keeps_count_spread_and_stop_reason():
 
 
 def test_pooled_rounds_and_the_speedup_interval():
-    from kbench.judge.repeatability import speedup_interval
-    from kbench.judge.timing import pooled, summarize
+    from kbench.judge.protocol.repeatability import speedup_interval
+    from kbench.judge.protocol.timing import pooled, summarize
 
     rounds = [summarize("cpu-perf-counter", [1.0, 1.1, 0.9], [1.0, 1.1, 0.9], 3, "stable", {}).to_dict(),
               summarize("cpu-perf-counter", [2.0, 2.1], [2.0, 2.1], 3, "stable", {}).to_dict()]
@@ -60,8 +60,8 @@ def test_pooled_rounds_and_the_speedup_interval():
 def test_cuda_graph_timing_is_refused_off_a_gpu():
     import pytest
 
-    from kbench.judge.graphs import GraphedCall, GraphError
-    from kbench.judge.timing import check_settings
+    from kbench.judge.worker.graphs import GraphedCall, GraphError
+    from kbench.judge.protocol.timing import check_settings
 
     assert check_settings(TimingSettings(), "cpu") == TimingSettings()
     with pytest.raises(ValueError, match="CUDA-graph timing needs a CUDA device"):
@@ -75,7 +75,7 @@ def test_graph_inputs_are_copied_in_place_and_a_changed_structure_is_refused():
     them, and a call the graph did not capture (other shape, dtype or scalar) refused."""
     import pytest
 
-    from kbench.judge.graphs import GraphError, _copy_into
+    from kbench.judge.worker.graphs import GraphError, _copy_into
 
     captured = [torch.zeros(3), 2, [torch.zeros(2)]]
     buffers = [captured[0], captured[2][0]]
@@ -97,7 +97,7 @@ def test_a_graphed_column_reads_fixed_inputs_marked_static():
     """A column that replays its own CUDA graphs gets, under CUDA-graph timing,
     the first call's tensors as fixed buffers marked static (so its graphs need
     not copy them) and every later call's values copied into them beforehand."""
-    from kbench.judge.graphs import StaticInputs
+    from kbench.judge.worker.graphs import StaticInputs
 
     seen = []
     staged = StaticInputs(lambda x, scale: seen.append(x) or x * scale)
@@ -119,7 +119,7 @@ def _rounds(medians, spread=0.01, calls=60, seed=0):
 def test_an_interval_holds_what_moves_between_rounds():
     """Rounds that disagree by more than their calls' noise (a placement each, or a GPU whose clocks
     move): the interval holds that, with or without redrawing the rounds; steady rounds keep it narrow."""
-    from kbench.judge.repeatability import speedup_interval
+    from kbench.judge.protocol.repeatability import speedup_interval
 
     baseline = _rounds([1.0, 1.0, 1.0], seed=1)
     candidate = _rounds([0.5, 0.55, 0.45], seed=2)  # the candidate's time moves 10% from round to round
@@ -137,7 +137,7 @@ def test_a_change_that_does_nothing_is_not_called_slower_when_its_rounds_swing()
     """The H200's do-nothing patch of tinylm/rotary-cache (2026-12-02): each side's time swung by a
     third from round to round, and the pooled medians gave 0.775x with a stratified interval of
     0.729-0.838. The interval now holds 1."""
-    from kbench.judge.repeatability import speedup_interval
+    from kbench.judge.protocol.repeatability import speedup_interval
 
     candidate = _rounds([6.98, 9.28, 6.88], seed=3)
     baseline = _rounds([6.67, 6.73, 8.25], seed=4)
@@ -149,7 +149,7 @@ def test_new_placement_is_a_no_op_on_a_cpu_and_a_judged_option():
     from conftest import PROBLEM, SOLUTIONS
 
     import kbench
-    from kbench.judge.timing import new_placement
+    from kbench.judge.protocol.timing import new_placement
 
     assert new_placement(torch.device("cpu"), 0) is None
     placed = TimingSettings(min_calls=5, max_calls=20, budget_seconds=1.0, new_placement_per_round=True)
@@ -165,7 +165,7 @@ def test_a_launch_lead_is_a_bounded_judged_option_that_a_cpu_clock_ignores():
     CPU the clock has no queue to lead and times the call as it always does."""
     import pytest
 
-    from kbench.judge.timing import MAX_LAUNCH_LEAD_US, Clock, check_settings
+    from kbench.judge.protocol.timing import MAX_LAUNCH_LEAD_US, Clock, check_settings
 
     assert TimingSettings().launch_lead_us == 0.0
     for wrong in (-1.0, MAX_LAUNCH_LEAD_US + 1, float("nan")):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kbench
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.timing import TimingSettings
 
 BOUNDARY = Path(__file__).parent / "exploits" / "boundary"
 QUICK = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=1.0, rounds=2)

@@ -1,5 +1,5 @@
-"""Correctness against the float64 truth (kbench.judge.compare's ``truth`` criterion,
-kbench.judge.truth's float64 model): honest summation orders of a float32 matrix product pass
+"""Correctness against the float64 truth (kbench.judge.trusted.compare's ``truth`` criterion,
+kbench.judge.trusted.truth's float64 model): honest summation orders of a float32 matrix product pass
 where the reference's float32 output and KernelBench's 1e-4 would fail them; wrong kernels,
 lower precision and lazy answers still fail; without a truth, the reference's output judges."""
 
@@ -10,9 +10,9 @@ import torch
 from conftest import SOLUTIONS
 
 import kbench
-from kbench.judge import truth as truth_module
-from kbench.judge.compare import CRITERIA, TruthRecord, TruthUnavailable, check_criterion, compare_outputs
-from kbench.judge.truth import Truth
+from kbench.judge.trusted import truth as truth_module
+from kbench.judge.trusted.compare import CRITERIA, TruthRecord, TruthUnavailable, check_criterion, compare_outputs
+from kbench.judge.trusted.truth import Truth
 
 CPU = {"output": "cpu"}
 

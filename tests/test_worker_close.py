@@ -1,4 +1,4 @@
-"""Closing a worker (kbench.judge.process.Worker.close) never reaches another worker.
+"""Closing a worker (kbench.judge.processes.process.Worker.close) never reaches another worker.
 
 Twice a run ended in ``infra_error`` from the judge itself (``OSError: [Errno 9] Bad
 file descriptor`` in ``Worker.close``, issue 28): an evaluation closes its candidate
@@ -9,8 +9,8 @@ descriptor numbers of the first once more, by then another worker's pipes.
 import threading
 import time
 
-from kbench.judge.devices import worker_env
-from kbench.judge.process import Worker
+from kbench.judge.processes.devices import worker_env
+from kbench.judge.processes.process import Worker
 
 
 def _fds(worker: Worker) -> set[int]:

@@ -246,7 +246,7 @@ CORPUS: list[Honest] = [
     _row("l2_linear_swiglu_concat_weight.py", "level2/linear_swiglu", "weights-prepared one-launch", cpu_subset=True),
     _row("l2_gemm_bias_relu_lazy_weight_t.py", "level2/gemm_bias_relu", "weights-cached-lazily one-launch"),
     # Flagged torch-compute (its one-time fold, a mul) whenever the recorded trial was the model's first
-    # call, until the recorded trial was made never the first (kbench.judge.calls.record_index).
+    # call, until the recorded trial was made never the first (kbench.judge.trusted.calls.record_index).
     _row("l2_linear_clamp_scale_lazy_folded.py", "level2/linear_clamp_scale", "weights-cached-lazily one-launch",
          cpu_subset=True),
     _row("l2_gemm_bias_relu_custom_op.py", "level2/gemm_bias_relu", "custom-op kernelbench-style"),

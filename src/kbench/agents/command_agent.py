@@ -5,7 +5,7 @@ judge with the run's own settings (docs/agent.md); it leaves its solution in
 the workspace, and what it printed and spent is kept with the turn.
 
 An agent under optimisation pressure is an adversary of the harness, so it runs
-in the judge's sandbox tool (kbench.judge.sandbox): its workspace is the only
+in the judge's sandbox tool (kbench.judge.processes.sandbox): its workspace is the only
 place it can write; the store, the caches, kbench's source, the problem files
 and other runs' files are not mounted; a PID namespace of its own ends whatever
 it started (``setsid`` included) when it ends; network and GPU as the run allows
@@ -34,8 +34,10 @@ from typing import Any
 
 from kbench.agents.evaluate_tool import SOCKET, TOOL, EvaluateServer, read_plain_file
 from kbench.agents.providers import ModelSpec, ProviderError, Reply, Request, int_or_none
-from kbench.judge.process import JUDGE_PYTHONPATH
-from kbench.judge.sandbox import NO_SANDBOX, Sandbox, SandboxIdentity, candidate_env, find_sandbox, give_to_candidate
+from kbench.judge.processes.process import JUDGE_PYTHONPATH
+from kbench.judge.processes.sandbox import (
+    NO_SANDBOX, Sandbox, SandboxIdentity, candidate_env, find_sandbox, give_to_candidate,
+)
 
 DEFAULT_AGENT_TIME_LIMIT = 1800.0
 VERSION_PROBE_SECONDS = 10
@@ -258,7 +260,7 @@ class CommandProvider:
         """Run the program in ``workspace`` (its sandbox's one writable place) until it ends or its
         time is up, its output into ``log_path``; its exit status and whether it timed out, or a
         Reply saying why it could not start. ``server`` (its evaluate tool) is closed after. As root
-        it runs as a uid of its own (kbench.judge.sandbox.SandboxIdentity), given back after."""
+        it runs as a uid of its own (kbench.judge.processes.sandbox.SandboxIdentity), given back after."""
         identity = SandboxIdentity() if self.sandbox is not None else None
         try:
             return self._run_as(identity, workspace, server, log_path)

@@ -5,7 +5,7 @@ answer, or one that ignores an input or the weights), when its reference
 cannot agree with itself (a forward that is not deterministic), when its
 tolerance does not fit its dtype, or when it cannot be timed or held on the
 device. ``driver`` runs each problem in the judge's reference workers, which
-measure (kbench.judge.problem_checks); ``rules`` decides the flags.
+measure (kbench.judge.trusted.problem_checks); ``rules`` decides the flags.
 docs/audit.md states every rule and threshold.
 
 Sits above the judge (it drives the judge's workers), beside runs. May import:

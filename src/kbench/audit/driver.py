@@ -3,7 +3,7 @@
 ``audit_problem`` runs one problem in a fresh reference worker (the same
 process the judge uses, so a broken or hanging problem becomes the flag
 ``broken`` instead of stopping the audit); the worker takes the measurements
-(kbench.judge.problem_checks) and ``rules`` decides, in this process, which
+(kbench.judge.trusted.problem_checks) and ``rules`` decides, in this process, which
 flags apply.
 """
 
@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kbench.audit.rules import flags_from_facts
-from kbench.judge.devices import worker_env
-from kbench.judge.problem_checks import INIT_SEED, INPUT_SEEDS
-from kbench.judge.process import Worker, WorkerLost, default_memory_limit
-from kbench.judge.reference import load_message, reference_failure
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.devices import worker_env
+from kbench.judge.trusted.problem_checks import INIT_SEED, INPUT_SEEDS
+from kbench.judge.processes.process import Worker, WorkerLost, default_memory_limit
+from kbench.judge.trusted.reference import load_message, reference_failure
+from kbench.judge.protocol.timing import TimingSettings
 from kbench.suite.problem import Problem, ProblemError, check_runnable
 
 DEFAULT_TIMEOUT = 300.0  # seconds per problem: load, checks and timing
@@ -86,7 +86,7 @@ def audit_problem(
     The checks and the timing run inside ``device_turn`` (when given): audits
     that share a GPU start and load side by side but time one at a time; the
     wait for the turn does not count against ``timeout``. ``import_path``: a directory the problem
-    imports code from (a repository task's base checkout: kbench.judge.sides).
+    imports code from (a repository task's base checkout: kbench.judge.processes.sides).
     """
     started = time.monotonic()
     record = base_record(problem.path, problem.id, device, size, dtype)

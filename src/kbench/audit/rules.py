@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kbench.judge.problem_checks import LOOSE_FACTOR
+from kbench.judge.trusted.problem_checks import LOOSE_FACTOR
 
 EAGER_MS_RANGE = (1.0, 20.0)  # target eager time of one call on the GPU
 # The most of its tolerance the reference may use against float64: a solution that sums in

@@ -15,7 +15,7 @@ from kbench.agents.prices import PriceError
 from kbench.agents.prompts import PromptError
 from kbench.agents.providers import ProviderError
 from kbench.core.solution import SolutionError
-from kbench.judge.sandbox import SandboxUnavailable
+from kbench.judge.processes.sandbox import SandboxUnavailable
 from kbench.runs import export, runner
 from kbench.runs.records import RETRIED_STATUSES
 from kbench.runs.score import P_VALUES

@@ -17,12 +17,12 @@ from kbench.cli.common import (DECIDE_AT, DECIDE_AT_HELP, DEVICE, PLAIN_HELP, PO
 from kbench.cli.progress import evaluation_progress
 from kbench.core.solution import Solution, SolutionError
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate, measure_baselines, resolve_device
-from kbench.judge.baselines import COLUMNS, check_columns
-from kbench.judge.compare import CRITERIA, DEFAULT_CRITERION
+from kbench.judge.trusted.baselines import COLUMNS, check_columns
+from kbench.judge.trusted.compare import CRITERIA, DEFAULT_CRITERION
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
-from kbench.judge.sandbox import SandboxUnavailable
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.processes.sandbox import SandboxUnavailable
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.suite import SUITE_DIR, find_problem, kernelbench
 from kbench.suite.kernelbench import PRECISIONS
 from kbench.suite.problem import DTYPES, Problem, ProblemError, resolve_size

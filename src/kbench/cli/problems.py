@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from kbench.cli.common import HelpCommand, make_console, usage_errors
-from kbench.judge.compare import tolerance_for
+from kbench.judge.trusted.compare import tolerance_for
 from kbench.suite import SUITE_DIR, find_problem, suite_problems
 from kbench.suite.problem import Problem
 

@@ -10,7 +10,7 @@ from kbench.cli.common import UsageError, make_console
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.guard import DEFAULT_POLICY
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.runs import runner
 from kbench.runs.manifest import RunConfig
 from kbench.suite import kernelbench

@@ -24,7 +24,7 @@ from kbench.cli.common import (
     usage_errors,
 )
 from kbench.cli.repo_scores import show_repo_comparison, show_repo_score
-from kbench.judge.pairs import pairs_taken
+from kbench.judge.protocol.pairs import pairs_taken
 from kbench.runs import export
 from kbench.runs.comparison import Flip, Mismatch, RunComparison, mismatches, track_difference
 from kbench.runs.comparison import compare as compare_runs

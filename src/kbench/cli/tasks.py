@@ -24,7 +24,7 @@ from kbench.core.verdict import Verdict
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY
-from kbench.judge.sandbox import SandboxUnavailable
+from kbench.judge.processes.sandbox import SandboxUnavailable
 from kbench.repo import Patch, PatchFileError, Task, TaskError, evaluate_patch, find_task, suite_tasks
 from kbench.repo.audit import CHECKS, audit_tasks
 from kbench.repo.expert import NOT_MEANINGFUL_ON_CPU, SOLVED_FRACTION, on_cpu

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench.core.verdict import Verdict
-from kbench.judge.pairs import pairs_taken
+from kbench.judge.protocol.pairs import pairs_taken
 from kbench.runs.score import CPU_NOTE, cpu_note
 
 STATUS_STYLE = {"correct": "bold green", "incorrect": "bold red", "rejected": "bold magenta"}
@@ -121,7 +121,7 @@ def _undecided_text(verdict: Verdict, column: str) -> str:
 
 
 def _truth_text(verdict: Verdict) -> str:
-    """The errors against the float64 truth (kbench.judge.compare) and what KernelBench's criterion says."""
+    """The errors against the float64 truth (kbench.judge.trusted.compare) and what KernelBench's criterion says."""
     truth = verdict.truth
     text = (f"against the float64 truth: max abs error {truth['candidate_error']:.3g} (the reference's "
             f"{truth['reference_error']:.3g}), {truth.get('share', 0):.0%} of the allowance"

@@ -32,7 +32,7 @@ class Trial:
     max_rel_error: float | None = None
     # How its floating-point values were judged ("truth": against the float64 truth; "kernelbench": against
     # the reference's output), whether the "kernelbench" criterion accepts them, and the errors against the
-    # truth (kbench.judge.compare: candidate_error, reference_error, ..., or "unavailable": why).
+    # truth (kbench.judge.trusted.compare: candidate_error, reference_error, ..., or "unavailable": why).
     criterion: str = "kernelbench"
     kernelbench_ok: bool | None = None
     truth: dict[str, Any] | None = None
@@ -74,9 +74,9 @@ class Verdict:
     flags: list[str] = field(default_factory=list)
     speed_of_light_ms: float | None = None
     dtype: str = "float32"
-    # The candidate's confinement (kbench.judge.sandbox): {"kind": "bubblewrap", ...}, or kind "none".
+    # The candidate's confinement (kbench.judge.processes.sandbox): {"kind": "bubblewrap", ...}, or kind "none".
     sandbox: dict[str, Any] = field(default_factory=dict)
-    # How outputs reached the reference: ["device"] (GPU memory shared by descriptor, kbench.judge.exchange) or ["shared memory"].
+    # How outputs reached the reference: ["device"] (GPU memory shared by descriptor, kbench.judge.exchange.buffers) or ["shared memory"].
     handover: list[str] = field(default_factory=list)
     # Rejections that noise could have made, each measured again before the verdict
     # (kbench.judge.confirmation): the reasons seen first, whatever the second evaluation said.
@@ -87,7 +87,7 @@ class Verdict:
     # The repository track's comparison with the task's expert patch:
     # {"speedup": x, "fraction": f, "fraction_interval": [lo, hi], "measured": "..."}; empty otherwise.
     expert: dict[str, Any] = field(default_factory=dict)
-    # The correctness criterion asked for (kbench.judge.compare.CRITERIA; older records: "kernelbench"), whether
+    # The correctness criterion asked for (kbench.judge.trusted.compare.CRITERIA; older records: "kernelbench"), whether
     # KernelBench's (the problem's tolerance against the reference's output) accepts every checked call (the
     # "KernelBench-compatible" column; None where not recorded), and the worst errors against the float64 truth
     # over the checked calls, with the reasons where no truth was computed.

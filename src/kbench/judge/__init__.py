@@ -14,8 +14,8 @@ May import: ``kbench.core`` and ``kbench.suite``; never the audit, runs,
 agents or the CLI.
 """
 
-from kbench.judge.builds import build, needs_build
-from kbench.judge.devices import cache_dir, default_device, resolve_device, worker_env
+from kbench.judge.builds.ahead import build, needs_build
+from kbench.judge.processes.devices import cache_dir, default_device, resolve_device, worker_env
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
 from kbench.judge.executor import (
     EXECUTORS,
@@ -28,7 +28,7 @@ from kbench.judge.executor import (
     next_result,
 )
 from kbench.judge.ray_executor import RayExecutor
-from kbench.judge.reference import measure_baselines, time_reference
+from kbench.judge.trusted.reference import measure_baselines, time_reference
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -25,7 +25,7 @@ naming all three. Never "no verdict": that was a verdict a candidate could
 ask for, and a run retried it as ``infra_error`` on every resume (issue 57).
 
 Every evaluation after the first runs in fresh workers, a fresh scratch folder
-and a fresh build cache of its own (``kbench.judge.devices.fresh_builds``:
+and a fresh build cache of its own (``kbench.judge.processes.devices.fresh_builds``:
 empty, its builds made anew and never kept), so that no two of them share
 writable state: a candidate that tells its evaluations apart by what an
 earlier one left in its build cache sees the same, empty, cache in the second
@@ -38,9 +38,9 @@ from dataclasses import replace
 from typing import Callable
 
 from kbench.core.verdict import Verdict
-from kbench.judge.background import BACKGROUND
-from kbench.judge.devices import fresh_builds
-from kbench.judge.spares import Spares
+from kbench.judge.processes.background import BACKGROUND
+from kbench.judge.processes.devices import fresh_builds
+from kbench.judge.processes.spares import Spares
 
 NOISY_RULES = frozenset({"trusted-clock", "timer-mismatch", "gpu-busy", "reference-interference"})
 
@@ -62,7 +62,7 @@ def confirmed(judged: Callable[[Spares | None], Verdict], spares: Spares | None,
               progress: Callable[[str], None] | None = None) -> Verdict:
     """The verdict of ``judged`` (an evaluation with workers from ``spares``) or, when
     it is a suspicion, of judging again with fresh workers and a fresh build cache, the
-    judge's background (builds ahead, spares: kbench.judge.background) stopped throughout;
+    judge's background (builds ahead, spares: kbench.judge.processes.background) stopped throughout;
     a third time when the second raised another suspicion."""
     first = judged(spares)
     rule = suspected_rule(first)

@@ -23,27 +23,28 @@ from typing import Any, Callable
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Trial, Verdict
-from kbench.judge import background, tracebacks
-from kbench.judge.answers import failure_phase, recorded_call, reported_findings, seconds
-from kbench.judge.baselines import CachedBaseline, check_columns, default_cache_path
-from kbench.judge.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_times
-from kbench.judge.compare import DEFAULT_CRITERION, Comparison, check_criterion
+from kbench.judge.processes import background
+from kbench.judge.trusted import tracebacks
+from kbench.judge.trusted.answers import failure_phase, recorded_call, reported_findings, seconds
+from kbench.judge.trusted.baselines import CachedBaseline, check_columns, default_cache_path
+from kbench.judge.trusted.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_times
+from kbench.judge.trusted.compare import DEFAULT_CRITERION, Comparison, check_criterion
 from kbench.judge.confirmation import confirmed
-from kbench.judge.devices import gpu_turn, resolve_device
+from kbench.judge.processes.devices import gpu_turn, resolve_device
 from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, action, check_policy
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
-from kbench.judge.pairs import most_pairs, sampled
-from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.reference import (
+from kbench.judge.protocol.pairs import most_pairs, sampled
+from kbench.judge.processes.process import Worker, WorkerLost
+from kbench.judge.trusted.reference import (
     REFERENCE_TIMEOUT, ReferenceExchange, ReferenceSide, SeedFeed, TimedSeries, calls_message,
 )
-from kbench.judge.repeatability import widen
-from kbench.judge.rounds import RoundPlan
-from kbench.judge.sandbox import NO_SANDBOX, Sandbox, find_sandbox
-from kbench.judge.sides import Sides, candidate_checkout
-from kbench.judge.spares import Spares, current, evaluation_workers, for_pairs
-from kbench.judge.timing import TimingSettings, check_settings, pooled, with_samples
+from kbench.judge.protocol.repeatability import widen
+from kbench.judge.protocol.rounds import RoundPlan
+from kbench.judge.processes.sandbox import NO_SANDBOX, Sandbox, find_sandbox
+from kbench.judge.processes.sides import Sides, candidate_checkout
+from kbench.judge.processes.spares import Spares, current, evaluation_workers, for_pairs
+from kbench.judge.protocol.timing import TimingSettings, check_settings, pooled, with_samples
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
@@ -95,14 +96,14 @@ def evaluate(
     a verdict instead. ``baselines`` are the columns to time (eager always); compiled ones are taken from
     ``baseline_cache`` (a path; True for the default one beside the build cache, None or False for none) when
     measured there before under this very environment, and stored there when measured now. The candidate runs in
-    an OS sandbox (kbench.judge.sandbox); SandboxUnavailable when none can be set up here, unless
+    an OS sandbox (kbench.judge.processes.sandbox); SandboxUnavailable when none can be set up here, unless
     ``sandbox=False`` (recorded in the verdict). ``progress`` is told each step as it starts ("trial 2 of 5"),
     for a display: never inside a timed call, and nothing it does changes the verdict. ``spares``: workers
-    started ahead (kbench.judge.spares; default: the executor thread's, else for several worker pairs its own,
+    started ahead (kbench.judge.processes.spares; default: the executor thread's, else for several worker pairs its own,
     spares.for_pairs). A rejection that noise could have made is a suspicion, evaluated again before it is a
     verdict (kbench.judge.confirmation); Unconfirmed when the two evaluations disagree that way. With
     ``timing.pairs`` or ``max_pairs`` above 1, the verdict combines several evaluations, each in fresh workers
-    (kbench.judge.pairs). ``sides``: each side's code beside the problem file, its Model the candidate (.sides).
+    (kbench.judge.protocol.pairs). ``sides``: each side's code beside the problem file, its Model the candidate (.sides).
     """
     problem = problem if isinstance(problem, Problem) else find_problem(problem)
     check_runnable(problem, dtype)
@@ -153,7 +154,7 @@ class _Evaluation:
         self.handover: set[str] = set()
         self.spares: Spares | None = None
         self.sides: Sides | None = None
-        self.other_size_trial = True  # a later worker pair's evaluation leaves it to the first (kbench.judge.pairs)
+        self.other_size_trial = True  # a later worker pair's evaluation leaves it to the first (kbench.judge.protocol.pairs)
         self.eager_worker: dict[str, Worker] = {}  # eager's worker, a consumer of the reference's draws (_measure)
 
     def run(self, measure_time: bool) -> Verdict:
@@ -372,7 +373,7 @@ class _Evaluation:
                          on_call: Callable[[Call], None] | None = None,
                          on_check: Callable[[Call], None] = lambda call: None,
                          record: bool = False) -> CallDriver:
-        """A series of the candidate's calls, driven from here (kbench.judge.calls), their inputs drawn
+        """A series of the candidate's calls, driven from here (kbench.judge.trusted.calls), their inputs drawn
         and their outputs read by the reference, each call the judge picks checked by the reference
         right after its read (``on_check`` told first)."""
         def check(call: Call) -> Comparison:
@@ -438,7 +439,7 @@ class _Evaluation:
         return answer
 
     def _for_author(self, text: str) -> str:
-        """The solution's own path and frames in tracebacks, not its private copy's (kbench.judge.tracebacks)."""
+        """The solution's own path and frames in tracebacks, not its private copy's (kbench.judge.trusted.tracebacks)."""
         return tracebacks.for_author(text, self.copy_path, str(self.solution.path or "solution.py"))
 
     @contextmanager

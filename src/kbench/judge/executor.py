@@ -32,9 +32,9 @@ import torch
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
-from kbench.judge import spares
-from kbench.judge.builds import BuildsAhead, available_cpus, build, build_slots, needs_build
-from kbench.judge.devices import resolve_device
+from kbench.judge.processes import spares
+from kbench.judge.builds.ahead import BuildsAhead, available_cpus, build, build_slots, needs_build
+from kbench.judge.processes.devices import resolve_device
 from kbench.judge.evaluation import evaluate
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem
@@ -73,7 +73,7 @@ def default_build_jobs(devices: Sequence[str], cpus: int | None = None) -> int:
     evaluations keep going (``build_slots`` once judging: 10 on 16 CPUs with one GPU, at least 1),
     so that a device judges from the first build that ends instead of waiting, evaluation after
     evaluation, for each one's own cold build (55 s each on the H200); builds are stopped while
-    anything is timed (kbench.judge.background), so they never load the machine a timing runs
+    anything is timed (kbench.judge.processes.background), so they never load the machine a timing runs
     on. None on the CPU: there the evaluations' own trials and checks run on the cores a build
     would take."""
     if not devices or not all(device.startswith("cuda") for device in devices):
@@ -87,7 +87,7 @@ class LocalExecutor:
     with up to ``build_jobs`` threads building ahead (None: ``default_build_jobs``; 0: none,
     each evaluation builds its own; fewer where the CPUs are too few, ``build_slots``).
     With ``ahead`` (by default on GPUs), each device's next evaluation's workers start
-    during the ones before (kbench.judge.spares): on the H200 a warm level-1 evaluation
+    during the ones before (kbench.judge.processes.spares): on the H200 a warm level-1 evaluation
     takes 3.4 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
     CPU, where their start competes with the evaluation's own work for the same cores."""
 

@@ -12,7 +12,7 @@ judging a patch (``patch_judge.evaluate_patch``: a Verdict with ``track =
 text kept from agents (``hidden``), the track's own attacks made out of a
 task's broken patch (``attacks``: test-aware, exfiltrating) and the task audit
 (``audit``). The workload is judged by the kernel track's own judge, with a
-per-side import path (kbench.judge.sides), never a copy of its protocol.
+per-side import path (kbench.judge.processes.sides), never a copy of its protocol.
 
 Sits above the audit, below runs. May import: ``kbench.audit``,
 ``kbench.judge``, ``kbench.suite``, ``kbench.core``.

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kbench.audit import audit_problem
-from kbench.judge.devices import resolve_device, scratch_root
-from kbench.judge.repeatability import round_spread, rounds_to_decide
-from kbench.judge.sandbox import find_sandbox
+from kbench.judge.processes.devices import resolve_device, scratch_root
+from kbench.judge.protocol.repeatability import round_spread, rounds_to_decide
+from kbench.judge.processes.sandbox import find_sandbox
 from kbench.core.verdict import Verdict
 from kbench.repo.attacks import exfiltrating_patch, test_aware_patch
 from kbench.repo.checkout import checkout, copy_tree

@@ -6,7 +6,7 @@ because of the host (a Python loop, a host sync per row: the host-sync tasks' ve
 moves with the host's speed: on the H200 (2026-12-02) such bases moved by 20-40% from one
 second to the next in a plain process, and an expert patch re-measured against its own
 cached speedup reached 68% of it. The judge therefore times the expert patch's checkout as
-one more column of the same evaluation (kbench.judge.sides: ``Sides.columns``), in a
+one more column of the same evaluation (kbench.judge.processes.sides: ``Sides.columns``), in a
 reference worker of its own, round by round with the candidate and the base on the very
 same inputs. The fraction is then the expert's time over the candidate's, measured side by
 side (``speedup["expert"]`` in the judge's terms), and the base's noise is not in it.

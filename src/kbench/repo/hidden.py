@@ -3,7 +3,7 @@
 The judge keeps the hidden tests (and the edge cases that restate them) out of every
 process whose output reaches a verdict's text: they run in a pytest run of their own
 whose folder and build cache are deleted after it, and the bundled tasks' folder is
-not mounted in any sandbox (kbench.repo.tests_run, kbench.judge.sandbox). ``HiddenText``
+not mounted in any sandbox (kbench.repo.tests_run, kbench.judge.processes.sandbox). ``HiddenText``
 is the last line behind that: any line of a text shown to an agent that quotes a hidden
 file (kbench.agents.repo_prompts.feedback_for, the command agent's ``evaluate``), and the
 task audit's check that a patch set on exfiltrating them got nothing out

@@ -19,7 +19,7 @@ In order, each step a gate (docs/tasks.md):
 6. the workload, judged by the kernel track's own judge (kbench.judge.evaluate)
    with the workload as the problem, the base checkout first on the reference
    worker's import path and the patched one on the sandboxed candidate's
-   (kbench.judge.sides): outputs compared on fresh seeds, interleaved timing,
+   (kbench.judge.processes.sides): outputs compared on fresh seeds, interleaved timing,
    the trusted clock, every integrity rule; the speedup column is ``base``;
    the expert patch's checkout is one more column, timed beside them in
    the same rounds, so a correct patch's fraction of the expert's speedup is
@@ -37,12 +37,12 @@ from typing import Any, Callable, Iterator
 
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
-from kbench.judge.devices import resolve_device, scratch_root
+from kbench.judge.processes.devices import resolve_device, scratch_root
 from kbench.judge.evaluation import DEFAULT_TIMEOUT, DEFAULT_TRIALS, evaluate
 from kbench.judge.guard import DEFAULT_POLICY, action, check_policy
-from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
-from kbench.judge.sides import Sides
-from kbench.judge.timing import TimingSettings, check_settings
+from kbench.judge.processes.sandbox import NO_SANDBOX, find_sandbox
+from kbench.judge.processes.sides import Sides
+from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.repo.checkout import checkout, copy_tree
 from kbench.repo.expert import EXPERT_COLUMN, SOLVED_FRACTION, expert_record
 from kbench.repo.integrity import patch_findings

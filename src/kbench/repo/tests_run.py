@@ -5,7 +5,7 @@ tree, build cache and home are its own and deleted once its report is read, so n
 wrote reaches the workload or an agent (docs/tasks.md, what the judge trusts).
 
 The tests import the patched repository, which is the candidate's code: they
-run in the same OS sandbox as every candidate process (kbench.judge.sandbox:
+run in the same OS sandbox as every candidate process (kbench.judge.processes.sandbox:
 its own mount, PID and network namespaces, uid 65534, writable only its
 scratch folder and its build cache, an environment of a few named
 variables), in a process group the judge kills at the time limit, with the
@@ -43,9 +43,9 @@ from pathlib import Path
 
 import psutil
 
-from kbench.judge.devices import candidate_build_dir, gpu_turn, worker_env
-from kbench.judge.process import OutputTail, default_memory_limit
-from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_candidate, limit_processes
+from kbench.judge.processes.devices import candidate_build_dir, gpu_turn, worker_env
+from kbench.judge.processes.process import OutputTail, default_memory_limit
+from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_candidate, limit_processes
 from kbench.repo.task import Task, TaskError
 
 REPORT_NAME = "junit.xml"

@@ -25,10 +25,10 @@ import torch
 
 import kbench
 from kbench.core.versions import package_version
-from kbench.judge import state
+from kbench.judge.protocol import state
 from kbench.judge.guard import DEFAULT_POLICY
-from kbench.judge.sandbox import NO_SANDBOX, find_sandbox
-from kbench.judge.timing import TimingSettings
+from kbench.judge.processes.sandbox import NO_SANDBOX, find_sandbox
+from kbench.judge.protocol.timing import TimingSettings
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT_SECONDS = 10
@@ -84,7 +84,7 @@ class RunConfig:
     generation: dict[str, Any] = field(default_factory=dict)
     cuda_graph: bool = False  # timing by CUDA-graph replays (docs/timing.md)
     # Each speedup averaged over whole evaluations in fresh worker pairs: at least ``pairs``, up to ``max_pairs``
-    # until its interval is narrow enough (kbench.judge.pairs; docs/timing.md).
+    # until its interval is narrow enough (kbench.judge.protocol.pairs; docs/timing.md).
     pairs: int = 1
     max_pairs: int = 0
     decide_at: tuple[float, ...] = ()  # with max_pairs: more pairs only for a speedup not clear of these (fast_p's p)
@@ -159,7 +159,7 @@ class Manifest:
     baseline_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     seeds: str = SEED_POLICY
     generation: dict[str, Any] | None = None
-    sandbox: dict[str, Any] = field(default_factory=dict)  # kbench.judge.sandbox: the candidates' confinement
+    sandbox: dict[str, Any] = field(default_factory=dict)  # kbench.judge.processes.sandbox: the candidates' confinement
     # How this session judged (kbench.judge.Executor.describe: local devices, or Ray and its address); a
     # session's own choice, not the run's: a run may resume with another executor.
     executor: dict[str, Any] = field(default_factory=dict)
@@ -222,7 +222,7 @@ def capture(config: RunConfig, generation: dict[str, Any] | None = None,
 
 def baseline_settings(column: str) -> dict[str, Any]:
     """How a baseline column is measured."""
-    from kbench.judge.baselines import describe
+    from kbench.judge.trusted.baselines import describe
 
     if column == "base":  # the repository track's one column (kbench.repo)
         return {"what": "the task's workload on the repository at its pinned revision, timed as the eager column "

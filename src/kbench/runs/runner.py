@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from kbench import judge
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
-from kbench.judge.baselines import check_columns
+from kbench.judge.trusted.baselines import check_columns
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.runs import repo_runner
@@ -41,7 +41,7 @@ from kbench.runs.store import Store
 from kbench.suite import find_problem, kernelbench, suite_problems
 from kbench.suite.problem import Problem, ProblemError, load_problem, missing_requirements
 
-# The baseline columns of a run that names none (kbench.judge.baselines), by device type. On a
+# The baseline columns of a run that names none (kbench.judge.trusted.baselines), by device type. On a
 # GPU the published figure is fast_p over default torch.compile, so that column is measured too
 # (a compilation per problem, kept in the baseline cache: `kbench baseline` measures them ahead);
 # on a CPU a compiled column says nothing about GPU kernels and costs a C++ build per problem.

@@ -15,7 +15,7 @@ ignored by other tools, so the file stays a plain KernelBench problem:
 - ``KBENCH_TOLERANCE = {"float32": {"atol": ..., "rtol": ...}}``: a problem's
   own tolerance where the default for its dtype is wrong for it, and optionally
   ``"multiple"``: how many times the reference's own error against the float64
-  truth a candidate may add (kbench.judge.compare, at least 2; default 32 for
+  truth a candidate may add (kbench.judge.trusted.compare, at least 2; default 32 for
   float32, 2 for 16-bit types);
 - ``def kbench_flops()`` and ``def kbench_bytes()``: the operation count and the
   fewest bytes a kernel must move, for a speed-of-light time;

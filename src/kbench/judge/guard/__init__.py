@@ -52,7 +52,7 @@ RULES: dict[str, str] = {
 
 # Rules that only ever flag: evidence for a reviewer, never proof of cheating.
 ALWAYS_FLAG = {"dynamic-access", "side-stream", "shape-special-case", "undecided",
-               # The judge's clock bounds every call's time (kbench.judge.calls.trusted_times): a call that
+               # The judge's clock bounds every call's time (kbench.judge.trusted.calls.trusted_times): a call that
                # reported too little is timed by that clock instead, so these describe, they do not decide.
                "trusted-clock", "timer-mismatch"}
 

@@ -2,7 +2,7 @@
 the operations the candidate's forward ran (the reference's own, PyTorch's
 instead of kernels), the two clocks of one call, the speed of light. (The
 judge's own clock against the candidate's is
-kbench.judge.calls.trusted_clock_findings.)"""
+kbench.judge.trusted.calls.trusted_clock_findings.)"""
 
 from __future__ import annotations
 

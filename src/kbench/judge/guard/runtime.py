@@ -36,8 +36,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kbench.judge import state
-from kbench.judge.compare import leaves
+from kbench.judge.protocol import state
+from kbench.judge.trusted.compare import leaves
 from kbench.judge.guard import Finding
 from kbench.judge.guard.launches import PYTORCH_NAMESPACES, LaunchWatch
 from kbench.judge.guard.provenance import Provenance
@@ -70,12 +70,13 @@ STRUCTURAL_OPS = {
 
 # The judge's modules in a candidate's process whose functions it must not replace.
 JUDGE_MODULES = (
-    "kbench.judge.worker", "kbench.judge.outputs", "kbench.judge.timing", "kbench.judge.graphs", "kbench.judge.compare",
-    "kbench.judge.state", "kbench.judge.wire", "kbench.judge.plain", "kbench.judge.failure", "kbench.judge.vmm",
-    "kbench.judge.guard", "kbench.judge.guard.provenance", "kbench.judge.guard.launches",
+    "kbench.judge.worker.session", "kbench.judge.exchange.outputs", "kbench.judge.protocol.timing",
+    "kbench.judge.worker.graphs", "kbench.judge.trusted.compare", "kbench.judge.protocol.state",
+    "kbench.judge.exchange.wire", "kbench.judge.protocol.plain", "kbench.judge.worker.failure",
+    "kbench.judge.exchange.vmm", "kbench.judge.guard", "kbench.judge.guard.provenance", "kbench.judge.guard.launches",
 )
 # The library modules the worker reports through: its answers are JSON (written by
-# kbench.judge.wire, which keeps its own references, but watched all the same).
+# kbench.judge.exchange.wire, which keeps its own references, but watched all the same).
 REPORTING_NAMESPACES = {
     "json": json, "json.encoder": json.encoder, "json.decoder": json.decoder, "json.scanner": json.scanner,
     "json.JSONEncoder": json.JSONEncoder, "json.JSONDecoder": json.JSONDecoder, "functools": functools,

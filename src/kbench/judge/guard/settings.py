@@ -1,7 +1,7 @@
 """Settings judged by their effect: which process-wide settings a solution may set.
 
 A setting is a finding (``global-state``) when it could make a candidate faster or less
-precise than the state the judge pins in both workers (kbench.judge.state), or change
+precise than the state the judge pins in both workers (kbench.judge.protocol.state), or change
 what the judge draws. One that cannot is no finding, whatever it is called:
 
 - a pinned setting set to the value the judge pins (``allow_tf32 = False``,
@@ -13,7 +13,7 @@ what the judge draws. One that cannot is no finding, whatever it is called:
   precision_reduction = False``: full-precision accumulation), cuDNN left on (PyTorch's default,
   which neither worker changes);
 - environment variables of a build (``TORCH_CUDA_ARCH_LIST``, ``MAX_JOBS``, ...) or of debugging,
-  and the ones the judge sets in every worker (kbench.judge.devices.worker_env): ``setdefault`` of
+  and the ones the judge sets in every worker (kbench.judge.processes.devices.worker_env): ``setdefault`` of
   those never changes anything (they are always set), and ``TRITON_INTERPRET`` set outright either
   is the worker's own value or runs the kernels in Triton's interpreter, which is only slower.
 
@@ -27,7 +27,7 @@ import ast
 from collections.abc import Callable
 
 from kbench.judge.guard.names import matches
-from kbench.judge.state import PINNED
+from kbench.judge.protocol.state import PINNED
 
 # The settings the judge pins, by the names that set them.
 PINNED_BY = {"torch.set_float32_matmul_precision": "float32_matmul_precision",
@@ -48,7 +48,7 @@ HARMLESS_CALLS: dict[str, object] = {"torch.use_deterministic_algorithms": True}
 
 BUILD_ENVIRONMENT = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDA_PATH", "CC", "CXX", "TORCH_EXTENSIONS_DIR",
                      "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "TORCH_SHOW_CPP_STACKTRACES")
-# Set by the judge in every worker (kbench.judge.devices.worker_env): setdefault changes nothing.
+# Set by the judge in every worker (kbench.judge.processes.devices.worker_env): setdefault changes nothing.
 WORKER_ENVIRONMENT = ("TRITON_INTERPRET", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "KBENCH_WORKER_DEVICE")
 # Set outright to one of these values: the worker's own, or only slower (the interpreter).
 JUDGED_VALUES = {"TRITON_INTERPRET": ("0", "1")}

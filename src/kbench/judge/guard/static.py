@@ -9,7 +9,7 @@ Computed names (``getattr(torch, "syn" + "chronize")``) defeat any static readin
 they are flagged here and left to the runtime rules.
 
 A kernel solution is read as the judge imports it: without its self-test block
-(kbench.judge.self_test), and knowing that the judge seeds the random number
+(kbench.judge.worker.self_test), and knowing that the judge seeds the random number
 generators itself before it builds a model or draws inputs, so that a seed set at
 import or in ``__init__`` changes nothing the judge draws (a seed in ``forward``
 stays a finding, and the runtime rules see any change forward makes).
@@ -25,7 +25,7 @@ from kbench.judge.guard.names import SETTERS, Dotted, NameReader, every, matches
 from kbench.judge.guard.reference_op import reference_op_findings
 from kbench.judge.guard.settings import (PRECISION_NEUTRAL, harmless_autocast, harmless_environment,
                                          harmless_setting)
-from kbench.judge.self_test import without_self_tests
+from kbench.judge.worker.self_test import without_self_tests
 
 COMPILE_PREFIXES = ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor", "torch.export")
 # What keeps a function out of a compiler, or asks whether one runs (always no here: the judge

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kbench.judge import state
-from kbench.judge.devices import cache_dir
+from kbench.judge.protocol import state
+from kbench.judge.processes.devices import cache_dir
 
 # Column name -> the torch.compile arguments; eager has none.
 COLUMNS: dict[str, dict[str, str] | None] = {

@@ -19,9 +19,9 @@ from typing import Any
 
 import torch
 
-from kbench.judge import pieces
-from kbench.judge.compare import dtype_name, leaves, tolerance_for
-from kbench.judge.timing import FreshInputs, TimingSettings, measure, seed_sequence
+from kbench.judge.trusted import pieces
+from kbench.judge.trusted.compare import dtype_name, leaves, tolerance_for
+from kbench.judge.protocol.timing import FreshInputs, TimingSettings, measure, seed_sequence
 
 # Fixed seeds: an audit is reproducible (there is no candidate to outguess).
 INPUT_SEEDS = (1001, 1002, 1003)
@@ -59,7 +59,7 @@ class _Checks:
     Memory (docs/audit.md): ``out0`` is kept throughout; beside it at most one
     more output, one set of inputs (two while argument k is swapped in), or
     the float64 inputs and output; comparisons run piece by piece
-    (kbench.judge.pieces), so their temporaries are a few pieces, not copies of
+    (kbench.judge.trusted.pieces), so their temporaries are a few pieces, not copies of
     the output; whatever a check no longer needs is dropped before the next.
     """
 

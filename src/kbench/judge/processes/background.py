@@ -1,7 +1,7 @@
 """Work the judge runs beside its measurements, stopped while anything is timed.
 
-Builds ahead (kbench.judge.builds: a sandboxed worker importing a solution, and
-the ninja, g++ and nvcc it starts) and spare workers starting (kbench.judge.spares:
+Builds ahead (kbench.judge.builds.ahead: a sandboxed worker importing a solution, and
+the ninja, g++ and nvcc it starts) and spare workers starting (kbench.judge.processes.spares:
 ``python``, ``import torch``, a CUDA context) are CPU work. On the H200, three
 honest solutions were rejected by ``trusted-clock`` while 14 ``nvcc`` builds ran on
 the machine's 16 cores, and none once the builds were done (issue 28): the timed
@@ -32,7 +32,7 @@ from typing import Iterator
 
 import psutil
 
-from kbench.judge.process import STOPPED_OR_GONE, Worker
+from kbench.judge.processes.process import STOPPED_OR_GONE, Worker
 
 STOP_PASSES = 3  # a process forked while its tree was being stopped is caught by the next pass
 

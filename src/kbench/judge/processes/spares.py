@@ -8,7 +8,7 @@ current one runs: each is a fresh process that has run nothing yet, exactly
 what a worker started on demand would be, so nothing is trusted that was
 not before. A candidate's is sandboxed with a scratch folder and a build
 folder of its own, made before anyone knows whose it will be: when it is
-taken, its solution's content-keyed build cache (kbench.judge.devices) is
+taken, its solution's content-keyed build cache (kbench.judge.processes.devices) is
 copied into that build folder (the sandbox shows every build folder at the
 same path, so a build made in one sandbox is up to date in the next), and
 afterwards a build it made becomes that cache if there was none. A solution
@@ -19,7 +19,7 @@ thread starts (``start_ahead``: a run waiting for its first builds then has them
 ready); a new one starts when one is taken, at an evaluation's start: its start (CPU work, and a CUDA context)
 overlaps the untimed parts of the next two evaluations (start, trials, end),
 and is stopped (SIGSTOP) while any evaluation times the candidate or the
-baselines, with the builds ahead (kbench.judge.background); an evaluation
+baselines, with the builds ahead (kbench.judge.processes.background); an evaluation
 whose spares are not ready yet waits for them in its ``load`` phase. A
 ``LocalExecutor`` on GPUs
 (or one made with ``ahead=True``) keeps spares per device thread (``ahead``),
@@ -43,16 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from kbench.judge.background import BACKGROUND
-from kbench.judge.devices import cache_dir, candidate_build_dir, clear_stale_locks, scratch_root, worker_env
-from kbench.judge.process import Worker, candidate_worker
-from kbench.judge.sandbox import Sandbox, find_sandbox, give_to_candidate
+from kbench.judge.processes.background import BACKGROUND
+from kbench.judge.processes.devices import cache_dir, candidate_build_dir, clear_stale_locks, scratch_root, worker_env
+from kbench.judge.processes.process import Worker, candidate_worker
+from kbench.judge.processes.sandbox import Sandbox, find_sandbox, give_to_candidate
 
 
 @dataclass
 class _Pair:
     """A reference worker and a sandboxed candidate worker, with the candidate's folders, and a
-    worker for eager's timing (a consumer of the reference's draws: kbench.judge.reference)."""
+    worker for eager's timing (a consumer of the reference's draws: kbench.judge.trusted.reference)."""
 
     reference: Worker
     candidate: Worker
@@ -137,7 +137,7 @@ class Spares:
         build.mkdir(parents=True)
         reference, eager = Worker(worker_env(self.device)), Worker(worker_env(self.device))
         candidate = candidate_worker(self.device, None, scratch, self.sandbox, build_dir=build)
-        for worker in (reference, candidate, eager):  # stopped while any evaluation times (kbench.judge.background)
+        for worker in (reference, candidate, eager):  # stopped while any evaluation times (kbench.judge.processes.background)
             BACKGROUND.add(worker)
         return _Pair(reference, candidate, scratch, build, eager)
 
@@ -148,7 +148,7 @@ class Spares:
 
 def _copy_if_absent(source: str, destination: str) -> str:
     """Copy a file of a solution's build cache into a spare's build folder, unless the spare has
-    it already: its worker built the digest kernel there as it started (kbench.judge.worker), and
+    it already: its worker built the digest kernel there as it started (kbench.judge.worker.session), and
     has the kernel's launcher loaded from it; writing over a loaded library crashes the worker.
     Whatever both hold is the same (Triton's cache is keyed by content). Written whole under
     another name first, so that a worker still starting never reads half a file."""
@@ -201,7 +201,7 @@ def start_ahead(device: str) -> None:
 
 @contextmanager
 def for_pairs(spares: Spares | None, device: str, sandbox: Sandbox | None, pairs: int) -> Iterator[Spares | None]:
-    """The spares an evaluation of up to ``pairs`` worker pairs (kbench.judge.pairs) takes its
+    """The spares an evaluation of up to ``pairs`` worker pairs (kbench.judge.protocol.pairs) takes its
     workers from: ``spares`` where it has some (a batch's); else, for more than one pair and with a
     sandbox, its own started ahead, so that later pairs' workers start during the pairs before, as in
     a batch, rather than in their own ``load``. On the H200 a pair's start took 2.8 s of its ``load``

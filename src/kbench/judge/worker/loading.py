@@ -1,7 +1,7 @@
 """What a worker loads before any call: the problem the judge's message names (checked
 against its hash), the solution's ``ModelNew``, and what models and inputs are made from
 (seeded, on the device, floating point in the judged dtype). Shared by ``load``, which
-judges with them, and ``build``, which only builds ahead (kbench.judge.worker)."""
+judges with them, and ``build``, which only builds ahead (kbench.judge.worker.session)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from kbench.core.versions import package_version
-from kbench.judge.failure import Failure, phase
-from kbench.judge.self_test import without_self_tests
+from kbench.judge.worker.failure import Failure, phase
+from kbench.judge.worker.self_test import without_self_tests
 from kbench.suite.problem import Problem
 
 
@@ -44,7 +44,7 @@ def problem_from(msg: dict[str, Any]) -> Problem:
 def import_solution(path: Path) -> Any:
     """Import a solution file and return its ``ModelNew``: a ``build`` failure otherwise.
     The file runs as the static rules read it: without its self-test block
-    (kbench.judge.self_test), which an import never runs."""
+    (kbench.judge.worker.self_test), which an import never runs."""
     with phase("build"):
         spec = importlib.util.spec_from_file_location("kbench_solution", path)
         module = importlib.util.module_from_spec(spec)

@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import torch
 
-from kbench.judge.l2 import reset_persisting_lines
-from kbench.judge.plain import not_plain
+from kbench.judge.protocol.l2 import reset_persisting_lines
+from kbench.judge.protocol.plain import not_plain
 
 _perf_ns = time.perf_counter_ns
 _cuda_sync = torch.cuda.synchronize
@@ -71,11 +71,11 @@ class TimingSettings:
     # default): the very same calls on both sides, as every figure in docs/timing.md was measured.
     replay_settling: bool = True
     # Above ``rounds``: further rounds, up to this many, until the rounds' speedups agree to within
-    # ``target_speedup_error`` (kbench.judge.repeatability.rounds_settled). 0: always ``rounds``.
+    # ``target_speedup_error`` (kbench.judge.protocol.repeatability.rounds_settled). 0: always ``rounds``.
     max_rounds: int = 0
     target_speedup_error: float = 0.0025  # half the 95% interval of the rounds' mean log speedup
     # Whole evaluations, each with a fresh pair of worker processes, whose log speedups the verdict
-    # averages (kbench.judge.pairs): what moves from one process pair to the next (0.4% on the H200)
+    # averages (kbench.judge.protocol.pairs): what moves from one process pair to the next (0.4% on the H200)
     # no count of rounds inside one pair averages. At least ``pairs``; above, up to ``max_pairs``
     # until the verdict's 95% interval is within ``target_pair_error`` of its speedup on each side.
     pairs: int = 1
@@ -108,7 +108,7 @@ class Timing:
     samples_ms: list[float] = field(default_factory=list)
     host_samples_ms: list[float] = field(default_factory=list)
     overhead_ms: float | None = None  # the clock around an empty call: reported, not subtracted
-    # The judge's own clock from handing out each timed call's seed to its report (kbench.judge.calls)
+    # The judge's own clock from handing out each timed call's seed to its report (kbench.judge.trusted.calls)
     judge_median_ms: float | None = None
     judge_samples_ms: list[float] = field(default_factory=list)
 
@@ -228,7 +228,7 @@ def seed_sequence(seed: int) -> Callable[[], int]:
 class CacheFlusher:
     """Evicts the inputs and outputs of the last call from the caches.
 
-    On a GPU every persisting L2 line is first made normal (kbench.judge.l2), after
+    On a GPU every persisting L2 line is first made normal (kbench.judge.protocol.l2), after
     the staged inputs are written, so no line a candidate marked persisting
     survives the flush; and the flush writes on a stream of its own, where no
     access-policy window a candidate set on the current stream (streaming
@@ -314,7 +314,7 @@ class TimedCall:
     side after it drew the inputs, so here only after a graph's staging copy), everything
     synchronised, the call clocked. Every call a worker makes for the judge
     (trial, timed, checked or recorded) is one of these: nothing tells them apart.
-    Each output is inspected before the clock stops (kbench.judge.plain)."""
+    Each output is inspected before the clock stops (kbench.judge.protocol.plain)."""
 
     def __init__(self, forward: Callable[..., Any], device: torch.device,
                  stage: Callable[[list[Any]], Callable[[], Any]] | None = None, lead_us: float = 0.0,
@@ -421,7 +421,7 @@ def measure(
     one call's inputs into the call to time, before the L2 flush and outside
     the timed region (``GraphedCall.stage``: copy into the graph's inputs);
     by default the call is ``forward(*inputs)``. (The judge drives a worker's
-    calls from its own process instead: kbench.judge.calls.)
+    calls from its own process instead: kbench.judge.trusted.calls.)
     """
     call = TimedCall(forward, device, stage, settings.launch_lead_us)
     rule = StopRule(settings, deadline)

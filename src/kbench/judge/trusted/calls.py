@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from kbench.judge.guard import Finding
-from kbench.judge.process import WorkerLost
-from kbench.judge.timing import StopRule, Timing, TimingSettings, clock_name
+from kbench.judge.processes.process import WorkerLost
+from kbench.judge.protocol.timing import StopRule, Timing, TimingSettings, clock_name
 
 # Each call's span of the judge's clock beyond the worker's reported time (trusted_times)
 # is the same work for the candidate as for eager on the same inputs. The
@@ -141,7 +141,7 @@ def record_index(calls: int) -> int | None:
 class TrustedSide(Protocol):
     """Where a candidate's calls get their inputs and leave their outputs: the reference worker,
     which draws each call's inputs into memory it shares with the candidate's process and reads
-    each output back into its own (kbench.judge.reference.ReferenceExchange)."""
+    each output back into its own (kbench.judge.trusted.reference.ReferenceExchange)."""
 
     def draw(self, seed: int) -> dict[str, Any]:
         """The inputs of ``seed`` drawn and shared: the ``go`` order's fields for the candidate."""

@@ -3,7 +3,7 @@
 Each worker is a fresh interpreter (never a fork of the judge, so it inherits
 no memory of it) in a session of its own, so the whole process group can be
 killed. Commands and answers travel over two private pipes, device buffers'
-descriptors over a Unix socket (kbench.judge.vmm); the worker's stdout and
+descriptors over a Unix socket (kbench.judge.exchange.vmm); the worker's stdout and
 stderr go to a third pipe, of which only a bounded tail is kept. While
 waiting for an answer the judge enforces a wall-clock deadline and a memory
 limit on the worker and everything it started, and notices when it dies.
@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import psutil
 
-from kbench.judge.devices import (
+from kbench.judge.processes.devices import (
     building_fresh,
     candidate_build_dir,
     private_build_dir,
@@ -37,7 +37,7 @@ from kbench.judge.devices import (
     shared_build_lease,
     worker_env,
 )
-from kbench.judge.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
+from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
 
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
@@ -46,11 +46,11 @@ MAX_ANSWER_DEPTH = 32  # containers within containers: an output's layout is a f
 POLL_SECONDS = 0.1
 BUSY_MEMORY_CHECK_SECONDS = 1.0  # the memory check's longest gap while answers keep coming
 STOPPED_OR_GONE = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
-# Not ``-m kbench.judge.worker``: that would run the module as __main__, and the
+# Not ``-m kbench.judge.worker.session``: that would run the module as __main__, and the
 # guard must watch the very module object that holds the worker's functions.
 WORKER_ENTRY = (
     "import os, sys; sys.path[:0] = os.environ['KBENCH_WORKER_PATH'].split(os.pathsep); "
-    "import kbench.judge.worker; kbench.judge.worker.main(sys.argv)"
+    "import kbench.judge.worker.session; kbench.judge.worker.session.main(sys.argv)"
 )
 
 
@@ -117,7 +117,7 @@ class Worker:
     judge's PYTHONPATH come as the worker's import path. With a ``sandbox``
     (every candidate) the process is confined in it, able to write to
     ``scratch`` and ``build`` only, as ``identity``'s uid (one of its own:
-    kbench.judge.sandbox), which the worker holds until it is closed.
+    kbench.judge.processes.sandbox), which the worker holds until it is closed.
     """
 
     def __init__(self, env: dict[str, str], memory_limit_bytes: int | None = None, *,
@@ -145,7 +145,7 @@ class Worker:
             cwd=scratch,
             env=child_env,
             start_new_session=True,
-            preexec_fn=_limit_child,  # a sandbox's process limit is set inside it (kbench.judge.sandbox)
+            preexec_fn=_limit_child,  # a sandbox's process limit is set inside it (kbench.judge.processes.sandbox)
         )
         os.close(cmd_read)
         os.close(answer_write)
@@ -200,7 +200,7 @@ class Worker:
             if since >= (POLL_SECONDS if not ready else BUSY_MEMORY_CHECK_SECONDS):
                 # Mostly while nothing arrives: a check between an answer's arrival and
                 # the judge's reply would be in the judge's clock for the call
-                # (kbench.judge.calls), and always in a slow call's, whose answer comes
+                # (kbench.judge.trusted.calls), and always in a slow call's, whose answer comes
                 # after a check is due; a worker that answers without pause still gets one.
                 self._check_memory(what)
         line, self._buffer = self._buffer.split(b"\n", 1)
@@ -396,7 +396,7 @@ def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sa
                      memory_limit_bytes: int | None = None, build_dir: Path | None = None) -> Worker:
     """A worker for a candidate: in ``sandbox`` (None: ``--no-sandbox``), working in
     ``scratch``, building into ``build_dir``, by default its solution's cache keyed by its
-    source (kbench.judge.devices.candidate_build_dir): sandboxed, a copy of its own that
+    source (kbench.judge.processes.devices.candidate_build_dir): sandboxed, a copy of its own that
     becomes the cache once the worker is closed if there is none yet; unsandboxed, the cache
     itself under a lease; within ``devices.fresh_builds``, an empty folder of its own, removed
     after. An interrupted build never leaves the cache blocked (issue 59)."""

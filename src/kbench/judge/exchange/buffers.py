@@ -9,7 +9,7 @@ candidate's process (docs/guard.md, "What the judge trusts").
 
 A buffer is made once and kept; when a call needs more room a larger one replaces it, and
 only then does a descriptor travel (over the worker's handles socket, ``vmm.send_fd``): on
-a GPU an allocation of CUDA's virtual memory API (kbench.judge.vmm), on a CPU a ``memfd``.
+a GPU an allocation of CUDA's virtual memory API (kbench.judge.exchange.vmm), on a CPU a ``memfd``.
 Either side may write the memory at any time; that is why the reader copies what it needs
 at a moment the judge chooses, and the writer's later writes only spoil its own answer.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from kbench.judge import vmm
+from kbench.judge.exchange import vmm
 
 GROWTH = 1.25  # a buffer that must grow takes this much more than asked, so that sizes that wander reuse it
 

@@ -1,7 +1,7 @@
 """The float64 truth of a checked call: the problem's Model in float64 on the call's inputs.
 
 The reference worker judges a candidate's floating-point output against this
-truth (kbench.judge.compare, the ``truth`` criterion) rather than against its
+truth (kbench.judge.trusted.compare, the ``truth`` criterion) rather than against its
 own float32 output alone, whose summation order is only one of the honest ones.
 ``Truth`` keeps, per reference worker and per model it builds, a float64 twin
 of the model: the problem's ``Model`` built by the worker's own ``make_model``
@@ -33,7 +33,7 @@ from typing import Any, Callable
 import psutil
 import torch
 
-from kbench.judge.compare import TruthUnavailable, leaves
+from kbench.judge.trusted.compare import TruthUnavailable, leaves
 
 HEADROOM = 1.5  # free memory needed, in times the float64 inputs, output and parameters
 KEEP_ON_DEVICE_BYTES = 1 << 30  # float64 parameters up to this size stay on the device between checks
@@ -144,7 +144,7 @@ def _float64_bytes(obj: Any) -> int:
 def _free_bytes(device: torch.device) -> int:
     """Memory the truth may use: the device's free memory and what its allocator holds unused;
     on the host, half of the available memory, and no more than keeps the worker under the judge's
-    default memory limit (half the machine: kbench.judge.process), which would kill it, and the
+    default memory limit (half the machine: kbench.judge.processes.process), which would kill it, and the
     problem would take the blame."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)

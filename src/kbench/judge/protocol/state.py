@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from kbench.judge.l2 import persisting_limit_bytes
+from kbench.judge.protocol.l2 import persisting_limit_bytes
 
 PINNED: dict[str, Any] = {
     "cuda.matmul.allow_tf32": False,
@@ -50,7 +50,7 @@ def pin() -> dict[str, Any]:
 
 def read_device() -> dict[str, Any]:
     """Settings of the worker's CUDA context that change what a timed call finds on
-    the device: the persisting-L2 set-aside (kbench.judge.l2), which keeps lines
+    the device: the persisting-L2 set-aside (kbench.judge.protocol.l2), which keeps lines
     through the judge's cache flush. Not pinned (under MPS the server sets it, and
     the driver's default is not 0 on every GPU), compared with what they were
     before the candidate's code ran: larger is a finding."""

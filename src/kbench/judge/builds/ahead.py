@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kbench.core.solution import Solution
-from kbench.judge.background import BACKGROUND, Held
-from kbench.judge.devices import resolve_device
+from kbench.judge.processes.background import BACKGROUND, Held
+from kbench.judge.processes.devices import resolve_device
 from kbench.judge.evaluation import DEFAULT_TIMEOUT
-from kbench.judge.process import Worker, WorkerLost, candidate_worker
-from kbench.judge.reference import load_message
-from kbench.judge.sandbox import find_sandbox
+from kbench.judge.processes.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.trusted.reference import load_message
+from kbench.judge.processes.sandbox import find_sandbox
 from kbench.suite.problem import Problem, resolve_size
 
 
@@ -41,7 +41,7 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
 
     Builds are CPU work: run many at once (threads suffice, each build is its
     own process) while each GPU measures one candidate at a time. A build is
-    background work (kbench.judge.background): stopped while any evaluation of
+    background work (kbench.judge.processes.background): stopped while any evaluation of
     this process times anything, and ``timeout`` does not count that time.
     Returns ``{"ok", "seconds", "import_seconds", "init_seconds", "error"}``: ``seconds``
     from the call, the worker's start included; the solution's import and its model's
@@ -91,7 +91,7 @@ BUILD_MARKERS = re.compile(r"cpp_extension|load_inline|(?<![\w.])load\s*\(")
 # One cold load_inline build at a time uses up to 2 cores: ninja compiles main.cpp (g++) beside cuda.cu
 # (nvcc, whose front ends run one after the other), then links (docs/judge.md "Builds ahead").
 CORES_PER_BUILD = 2
-# Once a device judges, builds stop while anything is timed (kbench.judge.background, for honest
+# Once a device judges, builds stop while anything is timed (kbench.judge.processes.background, for honest
 # verdicts), so a build uses its cores only part of the time and more of them keep the device fed: on
 # the H200's 16 cores, 7 at once kept it busy 76% of a run of 40 after the first verdict, 10 at once 94%
 # (docs/judge.md "Cores, builds at once, and a run of 40").

@@ -5,7 +5,7 @@ on the CPU, and the fingerprint runs on every timed call's inputs and output: fo
 problem's tensors of up to 2 GiB that copy was most of a timed call's time on the H200
 (docs/timing.md). This kernel reads each word once in its own width, widens it in registers and
 accumulates both sums in int64, which wraps modulo 2^64 as the digest's definition does
-(``kbench.judge.outputs._sums``). Each program leaves its two partial sums; the few thousand
+(``kbench.judge.exchange.outputs._sums``). Each program leaves its two partial sums; the few thousand
 partials are added on the CPU.
 
 A block is a view of up to three dimensions (``outputs._blocks``: a dense tensor as rows of

@@ -7,10 +7,10 @@ descriptor travels over a Unix socket (``SCM_RIGHTS``) to the reference, which
 maps the same physical memory and copies what it needs into its own. Legacy
 CUDA IPC handles (``cudaIpcGetMemHandle``, what ``torch.multiprocessing``
 uses) do not cross PID namespaces, and every candidate runs in one of its own
-(kbench.judge.sandbox); a descriptor is a kernel object and does.
+(kbench.judge.processes.sandbox); a descriptor is a kernel object and does.
 
 Nothing the importing side maps is trusted: the reference copies the bytes
-into its own memory first and checks them there (kbench.judge.outputs), so a
+into its own memory first and checks them there (kbench.judge.exchange.outputs), so a
 candidate that keeps writing into the buffer only spoils its own answer; the
 mapped size is the one the reference asked for, and a descriptor that is not
 such an allocation, or smaller, fails to import or map (a CudaError).

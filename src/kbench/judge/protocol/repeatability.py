@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from kbench.judge.timing import TimingSettings
+    from kbench.judge.protocol.timing import TimingSettings
 
 Z95 = 1.959964
 # Standard deviation of one evaluation's log speedup from process to process, by device type,
@@ -45,7 +45,7 @@ REPOSITORY_BETWEEN_PROCESS_SD = {"cuda": 0.011, "cpu": 0.05}
 def usable(value: object) -> bool:
     """A time or a ratio of times that a division or a logarithm may take: a finite number above 0.
     Zero, NaN and infinite readings (a clock that read nothing, a forged report) are none: every
-    ratio of times here and in kbench.judge.pairs asks this first, so that such a reading gives no
+    ratio of times here and in kbench.judge.protocol.pairs asks this first, so that such a reading gives no
     speedup (or the widest interval) instead of an exception (issue 57)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
@@ -195,7 +195,7 @@ def _round_logs(candidate_ms: list[float], column_ms: list[float], least: int) -
 
 
 # Pocock's boundary for up to 15 looks at a two-sided 5% level (2.63) over one look's (1.96): repeated looks
-# at the rounds (kbench.judge.rounds) stop on the wrong side of a threshold about as rarely as a single look.
+# at the rounds (kbench.judge.protocol.rounds) stop on the wrong side of a threshold about as rarely as a single look.
 # For looks after every round from the 4th to the 32nd (REPO_TIMING) the boundary, simulated, is 2.65.
 LOOKS_FACTOR = 2.63 / Z95
 

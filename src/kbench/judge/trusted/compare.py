@@ -13,7 +13,7 @@ Floating-point values are judged by one of two criteria (``CRITERIA``):
   ``|actual - expected| <= atol + rtol * |expected|`` (KernelBench's constant
   for its files; a kbench problem's own ``KBENCH_TOLERANCE``);
 - ``truth`` (the default): against the float64 truth (the problem's Model in
-  float64 on the same inputs, kbench.judge.truth), within the problem's
+  float64 on the same inputs, kbench.judge.trusted.truth), within the problem's
   tolerance plus ``multiple`` times the reference's own error against that
   truth, where errors are scaled by ``max(|truth|, mean |truth|)``
   (``truth_values``). A candidate the ``kernelbench`` criterion accepts is

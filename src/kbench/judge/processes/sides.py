@@ -11,7 +11,7 @@ candidate) with the patched checkout first on its own. There the problem's
 timing, checks on fresh seeds, the trusted clock and every integrity rule are
 the kernel track's own.
 
-What changes with ``Sides`` (kbench.judge.evaluation, kbench.judge.worker):
+What changes with ``Sides`` (kbench.judge.evaluation, kbench.judge.worker.session):
 
 - the candidate's checkout is copied into its scratch folder (the only place
   its sandbox shows it besides the system and kbench's source), so the base
@@ -33,7 +33,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kbench.judge.sandbox import give_to_candidate
+from kbench.judge.processes.sandbox import give_to_candidate
 
 CHECKOUT_NAME = "checkout"  # the candidate's copy, in its scratch folder
 
@@ -45,7 +45,7 @@ class Sides:
     a reference worker's import path (the task's expert patch applied: kbench.repo.patch_judge),
     timed interleaved with the candidate as every baseline column is. ``decide_at``: a column's
     speedup a score turns on (the expert's, at the share that solves a task): with ``max_rounds``
-    the rounds go on until each is on one side of it (kbench.judge.repeatability.columns_settled)."""
+    the rounds go on until each is on one side of it (kbench.judge.protocol.repeatability.columns_settled)."""
 
     reference: Path
     candidate: Path

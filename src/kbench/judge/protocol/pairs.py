@@ -34,8 +34,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from kbench.core.verdict import Verdict
-from kbench.judge.repeatability import Z95, between_process_sd, exp, usable
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.repeatability import Z95, between_process_sd, exp, usable
+from kbench.judge.protocol.timing import TimingSettings
 
 # A pair's timing summary: these are combined as geometric means over the pairs (medians, means and
 # quartiles of per-call times), the extremes as extremes, the counts summed.

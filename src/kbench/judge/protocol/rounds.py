@@ -2,7 +2,7 @@
 
 The candidate and the baseline columns alternate for ``TimingSettings.rounds``
 rounds; with ``max_rounds``, further rounds follow until the measured columns
-settle (kbench.judge.repeatability.columns_settled). Those further rounds are
+settle (kbench.judge.protocol.repeatability.columns_settled). Those further rounds are
 the judge's own choice, so running out of time in them is no fault of the
 candidate: the rounds end with what they measured, and only the rounds the
 settings require can end in a ``timeout`` verdict.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from kbench.judge.repeatability import columns_settled
-from kbench.judge.timing import TimingSettings
+from kbench.judge.protocol.repeatability import columns_settled
+from kbench.judge.protocol.timing import TimingSettings
 
 
 @dataclass

@@ -17,8 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kbench.judge import tracebacks, vmm
-from kbench.judge.baselines import (
+from kbench.judge.exchange import vmm
+
+from kbench.judge.trusted import tracebacks
+from kbench.judge.trusted.baselines import (
     BaselineCache,
     CachedBaseline,
     Environment,
@@ -27,14 +29,14 @@ from kbench.judge.baselines import (
     default_cache_path,
     driver_version,
 )
-from kbench.judge.calls import Call, CallDriver, replayed_calls, timed_calls
-from kbench.judge.compare import DEFAULT_CRITERION, TruthRecord
-from kbench.judge.devices import resolve_device, worker_env
+from kbench.judge.trusted.calls import Call, CallDriver, replayed_calls, timed_calls
+from kbench.judge.trusted.compare import DEFAULT_CRITERION, TruthRecord
+from kbench.judge.processes.devices import resolve_device, worker_env
 from kbench.judge.guard import Finding
-from kbench.judge.process import Worker, WorkerLost
-from kbench.judge.quiet import busy_gpu_finding
-from kbench.judge.repeatability import ratio, speedup_interval, usable
-from kbench.judge.timing import Timing, TimingSettings, check_settings, pooled
+from kbench.judge.processes.process import Worker, WorkerLost
+from kbench.judge.protocol.quiet import busy_gpu_finding
+from kbench.judge.protocol.repeatability import ratio, speedup_interval, usable
+from kbench.judge.protocol.timing import Timing, TimingSettings, check_settings, pooled
 from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
@@ -44,7 +46,7 @@ HANDOVER_SECONDS = 5.0  # for a shared buffer's descriptor to come, once it is r
 
 def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype: str = "float32",
                  import_path: Path | None = None) -> dict[str, Any]:
-    """A ``load`` command; ``import_path``: a directory the problem imports code from (kbench.judge.sides)."""
+    """A ``load`` command; ``import_path``: a directory the problem imports code from (kbench.judge.processes.sides)."""
     return {
         "op": "load",
         "problem_path": str(problem.path),
@@ -63,7 +65,7 @@ def load_message(problem: Problem, device: str, size: str, init_seed: int, dtype
 
 def calls_message(timing: TimingSettings, round_index: int | None = None) -> dict[str, Any]:
     """A ``calls`` command: the worker makes calls as the judge orders them
-    (kbench.judge.calls); a timing round's index places its buffers
+    (kbench.judge.trusted.calls); a timing round's index places its buffers
     (``TimingSettings.new_placement_per_round``) alike in every worker."""
     return {"op": "calls", "settings": asdict(timing), "round": round_index}
 
@@ -215,16 +217,16 @@ class ReferenceSide:
         self.loaded: dict[str, Any] = {}  # what the reference reported on load: GPU, versions, pinned settings
         self.notes: dict[str, list[str]] = {}  # cached entries found under another environment, never used
         self.flags: list[str] = []  # a cache that could not be read or written
-        self.import_path: Path | None = None  # the reference's code beside the problem (kbench.judge.sides)
+        self.import_path: Path | None = None  # the reference's code beside the problem (kbench.judge.processes.sides)
         self.code_columns: dict[str, Path] = {}  # columns of the problem's Model with other code (Sides.columns)
-        self.correctness = DEFAULT_CRITERION  # how its checks judge floating-point values (kbench.judge.compare)
+        self.correctness = DEFAULT_CRITERION  # how its checks judge floating-point values (kbench.judge.trusted.compare)
         self.truth = TruthRecord()  # what its checks found against the float64 truth
 
     def load_message(self, size: str | None = None) -> dict[str, Any]:
         return load_message(self.problem, self.device, size or self.size, self.init_seed, self.dtype, self.import_path)
 
     def quiet_gpu_findings(self, reference: Worker) -> list[Finding]:
-        """On a GPU, before a baseline round: no work the stopped candidate left queued (kbench.judge.quiet)."""
+        """On a GPU, before a baseline round: no work the stopped candidate left queued (kbench.judge.protocol.quiet)."""
         if not self.device.startswith("cuda"):
             return []
         busy = busy_gpu_finding(lambda: self.ask(reference, "probing the GPU", {"op": "probe"})["round_trips_ms"])
@@ -315,7 +317,7 @@ class ReferenceSide:
                 series.setdefault(column, []).append(measured)
 
     def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
-        """The reference's check of the call whose output it read last (kbench.judge.outputs.check_held)."""
+        """The reference's check of the call whose output it read last (kbench.judge.exchange.outputs.check_held)."""
         message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance,
                    "correctness": self.correctness}
         answer = self.ask(reference, what, message)

@@ -11,15 +11,15 @@ Commands:
   runtime guard's snapshot taken first), build the model from
   ``get_init_inputs()`` under the shared init seed, on the device;
 - ``build``: import the solution and, given the problem, make its model on the
-  CPU (warms the extension cache; kbench.judge.builds);
+  CPU (warms the extension cache; kbench.judge.builds.ahead);
 - ``resize``: the problem at another size and a new model for it;
 - ``draw`` (reference): a call's inputs for a seed, drawn here and packed into
-  memory shared with the candidate's process (kbench.judge.exchange), then the
+  memory shared with the candidate's process (kbench.judge.exchange.buffers), then the
   caches flushed: the candidate never runs the problem's input function;
 - ``read`` (reference): right after a call, its output copied out of the
   candidate's shared memory into this process's own, and the shared inputs
   fingerprinted again (were they changed?);
-- ``calls``: a series of calls driven by the judge (kbench.judge.calls): for
+- ``calls``: a series of calls driven by the judge (kbench.judge.trusted.calls): for
   each, the worker asks for the next order: ``go`` (make one
   ``timing.TimedCall`` on views of the shared inputs, pack the output into
   shared memory, report the clock's reading) or ``stop``; a reference timing
@@ -33,16 +33,16 @@ Commands:
   and stack as every other call, with the recorder and the runtime guard's
   watchers entered around its clock;
 - ``compare`` (reference): check the output last read against the
-  reference's output for the same seed (kbench.judge.outputs);
+  reference's output for the same seed (kbench.judge.exchange.outputs);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 - ``probe`` (reference): a one-element kernel's round trips, to see whether the
-  GPU is quiet before a baseline is timed (``kbench.judge.quiet``).
+  GPU is quiet before a baseline is timed (``kbench.judge.protocol.quiet``).
 
-Answers are written, and orders read, with kbench.judge.wire, not the
+Answers are written, and orders read, with kbench.judge.exchange.wire, not the
 ``json`` module a candidate can rewrite.
 
 Usage (by the judge only, see process.WORKER_ENTRY): ``main([_, CMD_FD, ANSWER_FD, HANDLES_FD])``,
-the last a Unix socket for device buffers' descriptors (kbench.judge.vmm).
+the last a Unix socket for device buffers' descriptors (kbench.judge.exchange.vmm).
 """
 
 from __future__ import annotations
@@ -61,18 +61,26 @@ from typing import Any
 
 import torch
 
-from kbench.judge import baselines, graphs, problem_checks, state, timing, wire
-from kbench.judge.devices import device_name
-from kbench.judge.failure import Failure, phase
+from kbench.judge.exchange import wire
+
+from kbench.judge.protocol import state, timing
+
+from kbench.judge.trusted import baselines, problem_checks
+
+from kbench.judge.worker import graphs
+from kbench.judge.processes.devices import device_name
+from kbench.judge.worker.failure import Failure, phase
 from kbench.judge.guard import captures
 from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
-from kbench.judge.loading import (
+from kbench.judge.worker.loading import (
     cast, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
 )
-from kbench.judge.exchange import Inbox, Outbox
-from kbench.judge.outputs import check_held, copy_packed, describe_devices, fingerprint, pack_output, unpack_output, warm_digest
-from kbench.judge.quiet import launch_round_trips_ms
-from kbench.judge.truth import Truth
+from kbench.judge.exchange.buffers import Inbox, Outbox
+from kbench.judge.exchange.outputs import (
+    check_held, copy_packed, describe_devices, fingerprint, pack_output, unpack_output, warm_digest,
+)
+from kbench.judge.protocol.quiet import launch_round_trips_ms
+from kbench.judge.trusted.truth import Truth
 from kbench.suite.problem import Problem, import_problem
 
 _os_write = os.write
@@ -104,7 +112,7 @@ class Session:
         self.handles: socket.socket | None = None  # shared buffers' descriptors, to and from the judge
         self.role = "reference"
         self.serves_itself = True  # a reference that draws and reads its own calls (not a consumer: .load)
-        # kbench.judge.exchange: the inputs this worker draws (reference), or maps (candidate); each
+        # kbench.judge.exchange.buffers: the inputs this worker draws (reference), or maps (candidate); each
         # call's output as written here, and (reference) the candidate's output mapped
         self.inputs_out: Outbox | None = None
         self.inputs_in: Inbox | None = None
@@ -113,7 +121,7 @@ class Session:
         self.flusher: timing.CacheFlusher | None = None  # the caches flushed after each draw
         self.drawn: dict[str, Any] | None = None  # the last draw's layout and its inputs' fingerprint
         self.held: Any = None  # the last call's output as read (or why it could not be)
-        self.truth: Truth | None = None  # (reference) the model's float64 twin, for checks (kbench.judge.truth)
+        self.truth: Truth | None = None  # (reference) the model's float64 twin, for checks (kbench.judge.trusted.truth)
 
     @property
     def dtype(self) -> torch.dtype | None:
@@ -135,7 +143,7 @@ class Session:
             pinned = state.pin()
             self.problem = problem_from(msg)
             self.judged_dtype = msg.get("dtype", "float32")
-        own_code = msg["role"] == "candidate" and bool(msg.get("import_path"))  # kbench.judge.sides
+        own_code = msg["role"] == "candidate" and bool(msg.get("import_path"))  # kbench.judge.processes.sides
         sys.path[:0] = [msg["import_path"]] if msg.get("import_path") else []
         if own_code:  # watched from its first import, which the problem makes
             self._watch()
@@ -410,7 +418,7 @@ def _die_with_the_judge() -> None:
 
 def _warm_up(device: str) -> None:
     """Make the device's CUDA context and the digest kernel now, while the worker waits for its
-    first command (a worker started ahead of need, kbench.judge.spares, is then ready at once)."""
+    first command (a worker started ahead of need, kbench.judge.processes.spares, is then ready at once)."""
     try:
         if device.startswith("cuda") and torch.cuda.is_available():
             torch.cuda.set_device(torch.device(device))

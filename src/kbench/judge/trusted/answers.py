@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kbench.judge.calls import is_reading
+from kbench.judge.trusted.calls import is_reading
 from kbench.judge.guard import Finding
-from kbench.judge.process import WorkerLost
+from kbench.judge.processes.process import WorkerLost
 
 
 def reported_findings(answer: Any) -> list[Finding]:
@@ -36,7 +36,7 @@ def recorded_call(recorded: Any) -> tuple[list[str], list[Finding]]:
 
 
 def failure_phase(answer: dict[str, Any]) -> str | None:
-    """The phase a failed answer names (kbench.judge.failure), if it names one."""
+    """The phase a failed answer names (kbench.judge.worker.failure), if it names one."""
     phase = answer.get("phase")
     return phase if isinstance(phase, str) else None
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from kbench.judge.compare import (  # noqa: F401 - where pieces are cut, for callers
+from kbench.judge.trusted.compare import (  # noqa: F401 - where pieces are cut, for callers
     PIECE_MAX, PIECE_MIN, Comparison, compare_outputs, leaves, piece_indices, piece_limit, tolerance_for,
 )
 

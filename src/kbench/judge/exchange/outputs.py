@@ -1,7 +1,7 @@
 """A call's inputs and output between workers, and the reference's check of an output.
 
 Each call's inputs are drawn by the trusted side (the reference worker), packed into memory it
-shares with the candidate's process (``pack_output``, ``copy_packed``, kbench.judge.exchange),
+shares with the candidate's process (``pack_output``, ``copy_packed``, kbench.judge.exchange.buffers),
 and seen there as views of that memory (``unpack_output`` with ``copy=False``). The candidate
 packs each call's output the same way into memory of its own that the reference maps; right
 after the call the reference copies it out into its own memory (``unpack_output``), and
@@ -23,13 +23,15 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from kbench.judge.compare import DEFAULT_CRITERION, Comparison, compare_outputs, dtype_name, leaves, tolerance_for
-from kbench.judge.failure import Failure, phase
+from kbench.judge.trusted.compare import (
+    DEFAULT_CRITERION, Comparison, compare_outputs, dtype_name, leaves, tolerance_for,
+)
+from kbench.judge.worker.failure import Failure, phase
 
 # Taken when the worker imports this module, before any candidate code can replace them.
 _get_num_threads, _set_num_threads = torch.get_num_threads, torch.set_num_threads
 try:
-    from kbench.judge.gpu_digest import block_sums as _gpu_block_sums
+    from kbench.judge.exchange.gpu_digest import block_sums as _gpu_block_sums
 except ImportError:  # no Triton: a GPU's digest sums with PyTorch, copying
     _gpu_block_sums = None
 
@@ -39,7 +41,7 @@ def check_held(expected: Any, held: Any, msg: dict[str, Any], truth: Callable[[]
     """Check the output the reference copied out of the candidate's memory right after its call
     (``held``: the output, or the exception reading it raised) against ``expected``, computed here
     on the same seed: under ``msg["correctness"]`` (default ``truth``), against what ``truth()``
-    returns (kbench.judge.truth), else against ``expected`` alone (kbench.judge.compare)."""
+    returns (kbench.judge.trusted.truth), else against ``expected`` alone (kbench.judge.trusted.compare)."""
     truth = truth if msg.get("correctness", DEFAULT_CRITERION) == "truth" else None
     expected_devices = describe_devices(expected)
     tolerances = {
@@ -235,7 +237,7 @@ def _block_sums(block: torch.Tensor, first: int) -> tuple[int, int]:
     64 bits. On the CPU numpy does it, converting a few thousand words at a time; PyTorch
     first copies the whole tensor to int64 for a sum into int64 (17 times slower for 256 MiB
     on a 2-core CPU), which is why a GPU's blocks go to a kernel of kbench's own
-    (kbench.judge.gpu_digest) and PyTorch sums only where Triton is missing or a block has
+    (kbench.judge.exchange.gpu_digest) and PyTorch sums only where Triton is missing or a block has
     more than three dimensions."""
     sums = _numpy_sums_by_index if block.device.type == "cpu" else _torch_sums_by_index
     total = weighted = 0
