@@ -5,7 +5,7 @@ Ctrl-C during a ``load_inline`` build left torch's ``lock`` file in the solution
 and every later evaluation of the same source waited on it until its time limit (``timeout``, the
 demo's own correct swish). A sandboxed worker now builds in a folder of its own, made the cache
 whole only when its build is whole; an unsandboxed one holds a lease on the cache, and a lock
-found where nobody holds one is stale and cleared (kbench.judge.processes.devices).
+found where nobody holds one is stale and cleared (kbench.judge.builds.cache).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from conftest import EXAMPLES
 
 import kbench
-from kbench.judge.processes import devices
+from kbench.judge.builds import cache as build_cache
 
 SRC = Path(kbench.__file__).resolve().parents[1]
 
@@ -44,44 +44,44 @@ def _built(folder: Path, lock: bool = False) -> Path:
 
 
 def test_a_worker_builds_in_a_copy_of_its_own_that_becomes_the_cache_only_whole(cache):
-    solution_cache = devices.candidate_build_dir("a" * 64)
-    private = devices.private_build_dir(solution_cache)
+    solution_cache = build_cache.candidate_build_dir("a" * 64)
+    private = build_cache.private_build_dir(solution_cache)
     assert private.parent == solution_cache.parent and not any(private.iterdir())
     _built(private, lock=True)  # a build interrupted in it: never the cache
-    devices.publish_build(private, solution_cache)
+    build_cache.publish_build(private, solution_cache)
     assert not solution_cache.exists() and not private.exists()
-    whole = _built(devices.private_build_dir(solution_cache))
-    devices.publish_build(whole, solution_cache)
+    whole = _built(build_cache.private_build_dir(solution_cache))
+    build_cache.publish_build(whole, solution_cache)
     assert (solution_cache / "torch_extensions" / "ext" / "ext.so").read_text() == "built"
-    copy = devices.private_build_dir(solution_cache)  # the next worker's: a copy; the cache stays as it was
+    copy = build_cache.private_build_dir(solution_cache)  # the next worker's: a copy; the cache stays as it was
     (copy / "planted").write_text("seen by the next evaluation?")
-    devices.publish_build(copy, solution_cache)
+    build_cache.publish_build(copy, solution_cache)
     assert not (solution_cache / "planted").exists() and not copy.exists()
 
 
 def test_a_lock_left_in_the_cache_is_cleared_unless_an_unsandboxed_build_holds_it(cache):
-    solution_cache = _built(devices.candidate_build_dir("b" * 64), lock=True)  # as a killed build left it
-    lease = devices.shared_build_lease(solution_cache)  # an unsandboxed worker: nobody else there, so stale
+    solution_cache = _built(build_cache.candidate_build_dir("b" * 64), lock=True)  # as a killed build left it
+    lease = build_cache.shared_build_lease(solution_cache)  # an unsandboxed worker: nobody else there, so stale
     assert not (solution_cache / "torch_extensions" / "ext" / "lock").exists()
     (solution_cache / "torch_extensions" / "ext" / "lock").write_text("")  # its own build, live
-    copy = devices.private_build_dir(solution_cache)
+    copy = build_cache.private_build_dir(solution_cache)
     assert not any(copy.iterdir())  # not copied half-made
     assert (solution_cache / "torch_extensions" / "ext" / "lock").exists()
-    assert not devices.clear_stale_locks(solution_cache)
+    assert not build_cache.clear_stale_locks(solution_cache)
     lease.close()  # its worker gone: what it left is stale
-    assert devices.clear_stale_locks(solution_cache)
+    assert build_cache.clear_stale_locks(solution_cache)
     assert not (solution_cache / "torch_extensions" / "ext" / "lock").exists()
 
 
 def test_the_folders_of_a_judge_that_died_are_removed(cache):
-    solution_cache = devices.candidate_build_dir("c" * 64)
+    solution_cache = build_cache.candidate_build_dir("c" * 64)
     solution_cache.parent.mkdir(parents=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    abandoned = solution_cache.parent / f"{devices.PRIVATE_PREFIX}{dead.pid}-0123"
+    abandoned = solution_cache.parent / f"{build_cache.PRIVATE_PREFIX}{dead.pid}-0123"
     _built(abandoned, lock=True)
-    devices._swept.discard(solution_cache.parent)
-    devices.private_build_dir(solution_cache)
+    build_cache._swept.discard(solution_cache.parent)
+    build_cache.private_build_dir(solution_cache)
     assert not abandoned.exists()
 
 
@@ -114,7 +114,7 @@ def test_evaluations_of_one_source_share_no_writable_state(cache, tmp_path):
         return verdict.reason.split("evaluations seen before: ")[1][0]
 
     assert [seen(), seen(), seen()] == ["0", "1", "1"]  # writable and shared, it counted 0, 1, 2
-    with devices.fresh_builds():
+    with build_cache.fresh_builds():
         assert seen() == "0"
 
 
@@ -162,5 +162,5 @@ def test_a_build_interrupted_at_any_point_leaves_the_next_evaluation_correct(cac
                               sandbox=sandbox, timeout=SLOW_BUILD)
     assert verdict.status == "correct", verdict.reason
     assert time.monotonic() - started < SLOW_BUILD
-    solution_cache = devices.candidate_build_dir(kbench.Solution.from_file(EXAMPLES / "swish.py").sha256)
+    solution_cache = build_cache.candidate_build_dir(kbench.Solution.from_file(EXAMPLES / "swish.py").sha256)
     assert not list(solution_cache.rglob("lock"))

@@ -9,7 +9,7 @@ import kbench
 from kbench.core.verdict import Verdict
 from kbench.judge import evaluation
 from kbench.judge.confirmation import Unconfirmed, confirmed
-from kbench.judge.processes.devices import building_fresh
+from kbench.judge.builds.cache import building_fresh
 from kbench.judge.guard import Finding
 from kbench.judge.protocol.timing import TimingSettings
 

@@ -148,7 +148,7 @@ class ModelNew(torch.nn.Module):  # as a solution that calls load_inline in __in
 
 def test_a_build_given_the_problem_makes_the_model_so_what_init_compiles_is_built_ahead(tmp_path, monkeypatch):
     from kbench.judge import build
-    from kbench.judge.processes.devices import candidate_build_dir
+    from kbench.judge.builds.cache import candidate_build_dir
     from kbench.suite import find_problem
 
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path / "cache"))
@@ -165,12 +165,12 @@ def test_a_build_given_the_problem_makes_the_model_so_what_init_compiles_is_buil
 def test_build_directories_are_keyed_by_source_and_toolchain(monkeypatch):
     """Two solutions whose extensions share a name (models often call theirs relu_cuda) never
     share a build, judged A, B, A each finds its own again; another torch or compiler builds anew."""
-    from kbench.judge.processes import devices
+    from kbench.judge.builds import cache as build_cache
 
-    a, b = devices.candidate_build_dir("a" * 64), devices.candidate_build_dir("b" * 64)
-    assert a != b and devices.candidate_build_dir("a" * 64) == a
-    monkeypatch.setattr(devices, "build_environment", lambda: "torch 9.9 built otherwise")
-    assert devices.candidate_build_dir("a" * 64) not in (a, b)
+    a, b = build_cache.candidate_build_dir("a" * 64), build_cache.candidate_build_dir("b" * 64)
+    assert a != b and build_cache.candidate_build_dir("a" * 64) == a
+    monkeypatch.setattr(build_cache, "build_environment", lambda: "torch 9.9 built otherwise")
+    assert build_cache.candidate_build_dir("a" * 64) not in (a, b)
 
 
 def test_a_trial_at_the_small_size_comes_first_when_judging_the_default_size(tmp_path):

@@ -12,7 +12,7 @@ from kbench.judge import evaluation as evaluation_module
 from kbench.judge import executor as executor_module
 from kbench.judge.executor import next_result
 from kbench.judge.processes import spares as spares_module
-from kbench.judge.processes.devices import candidate_build_dir
+from kbench.judge.builds.cache import candidate_build_dir
 from kbench.judge.processes.sandbox import find_sandbox
 from kbench.judge.processes.spares import Spares
 from kbench.judge.protocol.timing import TimingSettings

@@ -25,7 +25,7 @@ naming all three. Never "no verdict": that was a verdict a candidate could
 ask for, and a run retried it as ``infra_error`` on every resume (issue 57).
 
 Every evaluation after the first runs in fresh workers, a fresh scratch folder
-and a fresh build cache of its own (``kbench.judge.processes.devices.fresh_builds``:
+and a fresh build cache of its own (``kbench.judge.builds.cache.fresh_builds``:
 empty, its builds made anew and never kept), so that no two of them share
 writable state: a candidate that tells its evaluations apart by what an
 earlier one left in its build cache sees the same, empty, cache in the second
@@ -39,7 +39,7 @@ from typing import Callable
 
 from kbench.core.verdict import Verdict
 from kbench.judge.processes.background import BACKGROUND
-from kbench.judge.processes.devices import fresh_builds
+from kbench.judge.builds.cache import fresh_builds
 from kbench.judge.processes.spares import Spares
 
 NOISY_RULES = frozenset({"trusted-clock", "timer-mismatch", "gpu-busy", "reference-interference"})

@@ -35,7 +35,7 @@ from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, act
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.protocol.pairs import most_pairs, sampled
-from kbench.judge.processes.process import Worker, WorkerLost
+from kbench.judge.processes.process import DEFAULT_TIMEOUT, Worker, WorkerLost
 from kbench.judge.trusted.reference import (
     REFERENCE_TIMEOUT, ReferenceExchange, ReferenceSide, SeedFeed, TimedSeries, calls_message,
 )
@@ -49,7 +49,6 @@ from kbench.suite import find_problem
 from kbench.suite.problem import Problem, ProblemError, check_runnable, resolve_size
 
 DEFAULT_TRIALS = 5
-DEFAULT_TIMEOUT = 300.0
 CHECK_MARGIN_SECONDS = 5.0
 
 # Which status a failure in each worker phase gets.

@@ -43,7 +43,9 @@ from pathlib import Path
 
 import psutil
 
-from kbench.judge.processes.devices import candidate_build_dir, gpu_turn, worker_env
+from kbench.judge.builds.cache import candidate_build_dir
+
+from kbench.judge.processes.devices import gpu_turn, worker_env
 from kbench.judge.processes.process import OutputTail, default_memory_limit
 from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_candidate, limit_processes
 from kbench.repo.task import Task, TaskError

@@ -21,8 +21,7 @@ from typing import Any, Callable
 from kbench.core.solution import Solution
 from kbench.judge.processes.background import BACKGROUND, Held
 from kbench.judge.processes.devices import resolve_device
-from kbench.judge.evaluation import DEFAULT_TIMEOUT
-from kbench.judge.processes.process import Worker, WorkerLost, candidate_worker
+from kbench.judge.processes.process import DEFAULT_TIMEOUT, Worker, WorkerLost, candidate_worker
 from kbench.judge.trusted.reference import load_message
 from kbench.judge.processes.sandbox import find_sandbox
 from kbench.suite.problem import Problem, resolve_size

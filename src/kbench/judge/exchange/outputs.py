@@ -26,7 +26,7 @@ import torch
 from kbench.judge.trusted.compare import (
     DEFAULT_CRITERION, Comparison, compare_outputs, dtype_name, leaves, tolerance_for,
 )
-from kbench.judge.worker.failure import Failure, phase
+from kbench.judge.exchange.failure import Failure, phase
 
 # Taken when the worker imports this module, before any candidate code can replace them.
 _get_num_threads, _set_num_threads = torch.get_num_threads, torch.set_num_threads

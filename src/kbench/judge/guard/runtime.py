@@ -72,7 +72,7 @@ STRUCTURAL_OPS = {
 JUDGE_MODULES = (
     "kbench.judge.worker.session", "kbench.judge.exchange.outputs", "kbench.judge.protocol.timing",
     "kbench.judge.worker.graphs", "kbench.judge.trusted.compare", "kbench.judge.protocol.state",
-    "kbench.judge.exchange.wire", "kbench.judge.protocol.plain", "kbench.judge.worker.failure",
+    "kbench.judge.exchange.wire", "kbench.judge.protocol.plain", "kbench.judge.exchange.failure",
     "kbench.judge.exchange.vmm", "kbench.judge.guard", "kbench.judge.guard.provenance", "kbench.judge.guard.launches",
 )
 # The library modules the worker reports through: its answers are JSON (written by

@@ -29,20 +29,16 @@ from typing import Any, Callable
 
 import psutil
 
-from kbench.judge.processes.devices import (
-    building_fresh,
-    candidate_build_dir,
-    private_build_dir,
-    publish_build,
-    shared_build_lease,
-    worker_env,
-)
+from kbench.judge.builds.cache import building_fresh, candidate_build_dir, private_build_dir, publish_build, shared_build_lease
+
+from kbench.judge.processes.devices import worker_env
 from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
 
 KBENCH_SRC = str(Path(__file__).resolve().parents[2])
 OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
 MAX_ANSWER_DEPTH = 32  # containers within containers: an output's layout is a few levels; a bomb is thousands
+DEFAULT_TIMEOUT = 300.0  # an evaluation's time limit, and a build's ahead of it, unless given
 POLL_SECONDS = 0.1
 BUSY_MEMORY_CHECK_SECONDS = 1.0  # the memory check's longest gap while answers keep coming
 STOPPED_OR_GONE = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
@@ -396,9 +392,9 @@ def candidate_worker(device: str, solution_sha256: str | None, scratch: Path, sa
                      memory_limit_bytes: int | None = None, build_dir: Path | None = None) -> Worker:
     """A worker for a candidate: in ``sandbox`` (None: ``--no-sandbox``), working in
     ``scratch``, building into ``build_dir``, by default its solution's cache keyed by its
-    source (kbench.judge.processes.devices.candidate_build_dir): sandboxed, a copy of its own that
+    source (kbench.judge.builds.cache.candidate_build_dir): sandboxed, a copy of its own that
     becomes the cache once the worker is closed if there is none yet; unsandboxed, the cache
-    itself under a lease; within ``devices.fresh_builds``, an empty folder of its own, removed
+    itself under a lease; within ``builds.cache.fresh_builds``, an empty folder of its own, removed
     after. An interrupted build never leaves the cache blocked (issue 59)."""
     hooks: list[Callable[[], None]] = []
     if build_dir is None:

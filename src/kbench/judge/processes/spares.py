@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Iterator
 
 from kbench.judge.processes.background import BACKGROUND
-from kbench.judge.processes.devices import cache_dir, candidate_build_dir, clear_stale_locks, scratch_root, worker_env
+from kbench.judge.builds.cache import candidate_build_dir, clear_stale_locks
+from kbench.judge.processes.devices import cache_dir, scratch_root, worker_env
 from kbench.judge.processes.process import Worker, candidate_worker
 from kbench.judge.processes.sandbox import Sandbox, find_sandbox, give_to_candidate
 

@@ -36,7 +36,7 @@ def recorded_call(recorded: Any) -> tuple[list[str], list[Finding]]:
 
 
 def failure_phase(answer: dict[str, Any]) -> str | None:
-    """The phase a failed answer names (kbench.judge.worker.failure), if it names one."""
+    """The phase a failed answer names (kbench.judge.exchange.failure), if it names one."""
     phase = answer.get("phase")
     return phase if isinstance(phase, str) else None
 

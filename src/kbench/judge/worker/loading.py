@@ -1,7 +1,8 @@
 """What a worker loads before any call: the problem the judge's message names (checked
 against its hash), the solution's ``ModelNew``, and what models and inputs are made from
-(seeded, on the device, floating point in the judged dtype). Shared by ``load``, which
-judges with them, and ``build``, which only builds ahead (kbench.judge.worker.session)."""
+(seeded, on the device, floating point in the judged dtype), and what the worker reports
+of where it runs (versions, the device's name). Shared by ``load``, which judges with them,
+and ``build``, which only builds ahead (kbench.judge.worker.session)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 
 from kbench.core.versions import package_version
-from kbench.judge.worker.failure import Failure, phase
+from kbench.judge.exchange.failure import Failure, phase
 from kbench.judge.worker.self_test import without_self_tests
 from kbench.suite.problem import Problem
 
@@ -90,3 +91,12 @@ def versions(requires: list[str]) -> dict[str, str | None]:
         "cuda": torch.version.cuda,
         **{name: package_version(name) for name in ["triton", *requires]},
     }
+
+
+def device_name(device: torch.device) -> str:
+    """What a verdict names the device by: the GPU's name, or the CPU's."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"

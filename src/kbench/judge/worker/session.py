@@ -68,12 +68,11 @@ from kbench.judge.protocol import state, timing
 from kbench.judge.trusted import baselines, problem_checks
 
 from kbench.judge.worker import graphs
-from kbench.judge.processes.devices import device_name
-from kbench.judge.worker.failure import Failure, phase
+from kbench.judge.exchange.failure import Failure, phase
 from kbench.judge.guard import captures
 from kbench.judge.guard.runtime import LaunchWatch, OpRecorder, RecordedCall, RuntimeGuard, entered
 from kbench.judge.worker.loading import (
-    cast, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
+    cast, device_name, dtype_named, import_solution, problem_from, seeded, to_device, versions, work_counts,
 )
 from kbench.judge.exchange.buffers import Inbox, Outbox
 from kbench.judge.exchange.outputs import (
