@@ -1,4 +1,5 @@
-"""The package layout holds: no import cycle inside kbench, and imports only downward.
+"""The package layout holds: no import cycle inside kbench, imports only downward, and inside the judge
+only along its trust boundary (each judge subpackage's docstring says what it may import).
 
 Reads every module's imports from its source (function-level imports
 included), so it needs nothing installed and runs in well under a second.
@@ -110,3 +111,108 @@ def test_every_module_lives_in_a_layer_and_stays_small():
     assert outside == []
     too_long = {n: len(p.read_text().splitlines()) for n, p in found.items()}
     assert {n: lines for n, lines in too_long.items() if lines > MAX_MODULE_LINES} == {}
+
+
+# Inside the judge: subpackages named after its trust boundary (src/kbench/judge/__init__.py, docs/architecture.md).
+# Each may import the judge's modules that start with one of these prefixes (relative to kbench.judge), as each
+# subpackage's docstring says; the orchestration at the top (TOP) may import any of them but the worker program.
+JUDGE = "kbench.judge"
+TOP = {"kbench.judge", "kbench.judge.evaluation", "kbench.judge.confirmation", "kbench.judge.executor",
+       "kbench.judge.ray_executor"}
+JUDGE_IMPORTS = {
+    "protocol": ("protocol",),
+    "exchange": ("exchange", "trusted.compare"),
+    "processes": ("processes", "builds.cache"),
+    "builds.cache": ("builds.cache", "processes.devices"),
+    "builds": ("builds", "processes", "trusted.reference"),
+    "trusted": ("trusted", "protocol", "exchange", "processes", "guard"),
+    "worker": ("worker", "exchange", "protocol", "guard", "trusted.truth", "trusted.problem_checks",
+               "trusted.pieces", "trusted.compare", "trusted.baselines"),
+    "guard": ("guard", "protocol.state", "trusted.compare", "worker.self_test"),
+}
+# Code of the judge's own process: never imported, directly or not, by the program a candidate's process runs.
+JUDGE_PROCESS_ONLY = ("trusted.calls", "trusted.answers", "trusted.reference", "trusted.tracebacks",
+                      "processes.process", "processes.sandbox", "processes.spares", "processes.background",
+                      "processes.sides", "builds", "guard.static", "guard.reported", "guard.ops")
+WORKER_PROGRAM = "kbench.judge.worker.session"
+
+
+def _under(name: str, prefix: str) -> bool:
+    full = f"{JUDGE}.{prefix}"
+    return name == full or name.startswith(full + ".")
+
+
+def judge_room(name: str) -> str | None:
+    """The key of ``JUDGE_IMPORTS`` a judge module belongs to (the longest that holds it), "top", or None."""
+    if name in TOP:
+        return "top"
+    rooms = [room for room in JUDGE_IMPORTS if _under(name, room)]
+    return max(rooms, key=len) if rooms else None
+
+
+def judge_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Imports between the judge's modules that its layout does not allow."""
+    found = []
+    for name, targets in edges.items():
+        if not name.startswith(JUDGE):
+            continue
+        room = judge_room(name)
+        for target in sorted(t for t in targets if t.startswith(JUDGE + ".")):
+            allowed = (not _under(target, "worker")) if room == "top" else (
+                room is not None and any(_under(target, prefix) for prefix in JUDGE_IMPORTS[room]))
+            if not allowed:
+                found.append(f"{name} -> {target}")
+    return found
+
+
+def closure(edges: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(edges.get(name, ()))
+    return seen
+
+
+def candidate_process_violations(edges: dict[str, set[str]]) -> list[str]:
+    """The judge's own process's modules that the worker program imports, directly or not."""
+    return sorted(m for m in closure(edges, WORKER_PROGRAM)
+                  if m in TOP or any(_under(m, prefix) for prefix in JUDGE_PROCESS_ONLY))
+
+
+def test_every_judge_module_lives_in_a_room_of_the_trust_boundary():
+    homeless = [n for n in modules() if n.startswith(JUDGE) and judge_room(n) is None]
+    assert homeless == []
+
+
+def test_the_judge_imports_only_along_its_layout():
+    assert judge_violations(graph()) == []
+
+
+def test_the_worker_program_imports_nothing_of_the_judges_own_process():
+    assert candidate_process_violations(graph()) == []
+
+
+def test_the_worker_program_is_started_never_imported():
+    importers = sorted(n for n, targets in graph().items() if WORKER_PROGRAM in targets)
+    assert importers == []
+
+
+def test_the_judge_layout_rules_find_what_breaks_them():
+    edges = {
+        WORKER_PROGRAM: {"kbench.judge.worker.loading", "kbench.judge.trusted.truth"},
+        "kbench.judge.worker.loading": {"kbench.judge.trusted.answers"},  # the judge's process, one step away
+        "kbench.judge.protocol.timing": {"kbench.judge.processes.process"},  # the protocol starts no process
+        "kbench.judge.evaluation": {"kbench.judge.worker.session", "kbench.judge.trusted.calls"},
+        "kbench.judge.builds.cache": {"kbench.judge.processes.devices"},
+        "kbench.judge.builds.ahead": {"kbench.judge.trusted.calls"},
+    }
+    assert judge_violations(edges) == [
+        "kbench.judge.worker.loading -> kbench.judge.trusted.answers",
+        "kbench.judge.protocol.timing -> kbench.judge.processes.process",
+        "kbench.judge.evaluation -> kbench.judge.worker.session",
+        "kbench.judge.builds.ahead -> kbench.judge.trusted.calls",
+    ]
+    assert candidate_process_violations(edges) == ["kbench.judge.trusted.answers"]
+    assert judge_room("kbench.judge.builds.cache") == "builds.cache" and judge_room("kbench.judge.x") is None

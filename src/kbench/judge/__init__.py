@@ -1,14 +1,22 @@
 """The judge: everything that decides a verdict, and nothing else.
 
-Owns the evaluation of one solution against one problem (``evaluation``), the
-processes it runs in (``process``, ``sandbox``, ``worker``), the reference's side and the
-baseline columns (``reference``, ``baselines``), the timing protocol
-(``timing``), the comparison of outputs (``compare``), the guard's rules
-(``guard``), the settings pinned in every worker (``state``), and builds ahead
-of judging (``builds``) and many evaluations at once, one per device (``executor``; on Ray:
-``ray_executor``, which imports Ray only when used). The candidate's process runs only ``worker`` and what
-it imports; everything that decides runs in the judge's process or the
-reference's.
+Laid out by its trust boundary (docs/architecture.md):
+
+- ``trusted/``: the facts a verdict rests on, made in the judge's process and the
+  reference worker: seeds and the judge's clock, the candidate's answers checked,
+  the reference and its columns, the correctness criterion and the truth;
+- ``exchange/``: what crosses between processes: shared memory, packed outputs,
+  the worker's own JSON;
+- ``worker/``: the worker program, which runs in the candidate's process too:
+  nothing it computes there is trusted;
+- ``protocol/``: the measurement protocol: a call's timing, rounds, pairs, intervals;
+- ``processes/``: worker processes, the sandbox, devices, spares;
+- ``builds/``: the build folder of a source, builds ahead of judging;
+- ``guard/``: the guard's rules (static, runtime, reported, policy).
+
+Here at the top, the orchestration that may use all of them: ``evaluation``
+(one solution, one problem, one verdict), ``confirmation`` (a rejection noise
+could make, judged again), ``executor`` and ``ray_executor`` (many evaluations).
 
 May import: ``kbench.core`` and ``kbench.suite``; never the audit, runs,
 agents or the CLI.
