@@ -315,3 +315,13 @@ def test_each_sandbox_holds_a_uid_of_its_own_until_it_gives_it_back(tmp_path):
     assert len({identity.uid for identity in again}) == 3
     for identity in again:
         identity.release()
+
+
+def test_what_the_judge_finds_from_its_own_file_is_where_it_was():
+    """Paths computed from a module's own location (a move of the module must not move them): the
+    source a worker imports kbench from, and the bundled tasks' folders no sandbox shows."""
+    from kbench.judge.processes import process
+
+    assert (Path(process.KBENCH_SRC) / "kbench" / "__init__.py").is_file()
+    assert [p.relative_to(Path(kbench.__file__).parent) for p in sandbox.HIDDEN_PATHS] == [Path("repo/tasks")]
+    assert all(p.is_dir() for p in sandbox.HIDDEN_PATHS)

@@ -34,7 +34,7 @@ from kbench.judge.builds.cache import building_fresh, candidate_build_dir, priva
 from kbench.judge.processes.devices import worker_env
 from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, SandboxIdentity, give_to_candidate
 
-KBENCH_SRC = str(Path(__file__).resolve().parents[2])
+KBENCH_SRC = str(Path(__file__).resolve().parents[3])  # src/, above kbench/judge/processes/
 OUTPUT_TAIL_BYTES = 16 << 10
 MAX_ANSWER_BYTES = 1 << 20
 MAX_ANSWER_DEPTH = 32  # containers within containers: an output's layout is a few levels; a bomb is thousands

@@ -68,7 +68,7 @@ PASSED_ENV_PREFIXES = ("CUDA_", "CUBLAS", "CUDNN_", "NVIDIA_", "NCCL_", "NVSHMEM
                        "TRITON_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "KBENCH_WORKER_")
 # Never shown inside a sandbox, wherever kbench is installed: the bundled repository tasks' folders hold their
 # hidden tests, edge cases and expert patches (kbench.repo; a patch judged or an agent at work reads none of them).
-HIDDEN_PATHS = (Path(__file__).resolve().parents[1] / "repo" / "tasks",)
+HIDDEN_PATHS = (Path(__file__).resolve().parents[2] / "repo" / "tasks",)  # kbench/repo/tasks
 BUILD_MOUNT = "/tmp/kbench-build"  # where a candidate sees its build caches, whichever folder holds them
 MAX_PROCESSES = 4096  # threads count too: a torch process runs dozens
 PROBE_SECONDS = 60
