@@ -72,6 +72,8 @@ class Call:
     kind: str  # "warmup", "timed" or "settle" (after a check: CallDriver._settles)
     recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
     judge_ms: float = 0.0  # the judge's clock: the inputs' draw asked for -> the output read by the trusted side
+    # the same clock's steps within judge_ms: the draw asked for -> "go" sent; "go" sent -> "done" in; -> read
+    steps_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)
     clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
     host_ms: float = 0.0  # the worker's host clock around the synchronised call
     devices: dict[str, str] | None = None  # each output tensor's device, as the worker reported it
@@ -197,6 +199,7 @@ class CallDriver:
         self.open: Call | None = None  # handed out, not yet read
         self._step = ""  # the open call's step the worker is at: "draw", "go" or "read"
         self._sent_at = 0.0
+        self._go_at = self._done_at = 0.0  # the open call's "go" order sent, its "done" report in
         self.on_call = on_call
         self.on_saved = on_saved
         self.on_finding = on_finding
@@ -224,6 +227,7 @@ class CallDriver:
         if expected == "ready":
             return self._go(_fields(report["ready"], "draw"))
         if expected == "done":
+            self._done_at = received
             done = self._done(report["done"])
             if self.trusted is None:
                 self._step = "read"
@@ -258,6 +262,7 @@ class CallDriver:
 
     def _go(self, drawn: dict[str, Any]) -> dict[str, Any]:
         self._step = "go"
+        self._go_at = time.monotonic()
         order: dict[str, Any] = {"go": {key: drawn.get(key) for key in ("layout", "fresh", "capacity")}}
         if self.open.recorded:
             order["go"]["record"] = True
@@ -288,6 +293,8 @@ class CallDriver:
         call is counted, checked if the judge picks it, and the next one handed out."""
         call = self.open
         call.judge_ms = (received - self._sent_at) * 1000
+        call.steps_ms = ((self._go_at - self._sent_at) * 1000, (self._done_at - self._go_at) * 1000,
+                         (received - self._done_at) * 1000)
         call.inputs_changed = read.get("inputs_changed") is True
         self.open, self._step = None, ""
         self.calls.append(call)
@@ -393,6 +400,8 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     for name, series in (("candidate", calls), ("eager", base_calls)):
         if series:
             measured[f"{name}_excess_ms"] = statistics.median(c.judge_ms - c.clock_ms for c in series)
+            for step, label in enumerate(("draw", "go", "read")):  # where the excess goes
+                measured[f"{name}_{label}_ms"] = statistics.median(c.steps_ms[step] for c in series)
     reported = statistics.median(c.clock_ms for c in calls) if calls else 0.0
     moved = statistics.median(t for times in accepted for t in times) > reported * (1 + FLAGGED_SHIFT) if calls else False
     if len(replaced) > len(calls) * FLAGGED_SHARE["cuda" if device.startswith("cuda") else "cpu"] and moved:
