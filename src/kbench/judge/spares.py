@@ -45,7 +45,7 @@ from typing import Iterator
 
 from kbench.judge.background import BACKGROUND
 from kbench.judge.devices import cache_dir, candidate_build_dir, clear_stale_locks, scratch_root, worker_env
-from kbench.judge.process import Worker, candidate_worker
+from kbench.judge.process import Worker, candidate_worker, close_all
 from kbench.judge.sandbox import Sandbox, find_sandbox, give_to_candidate
 
 
@@ -68,8 +68,7 @@ class _Pair:
         ``keep_build_as`` where that does not exist yet and the build is not empty."""
         for worker in self.workers():
             BACKGROUND.remove(worker)
-        for worker in self.workers():
-            worker.close()
+        close_all(list(self.workers()))
         shutil.rmtree(self.scratch, ignore_errors=True)
         try:
             if keep_build_as is not None and not keep_build_as.exists() and any(self.build.iterdir()):
@@ -237,5 +236,4 @@ def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str,
         try:
             yield reference, candidate, Path(tmp), None
         finally:
-            candidate.close()
-            reference.close()
+            close_all([candidate, reference])
