@@ -35,7 +35,7 @@ from kbench.judge.timing import StopRule, Timing, TimingSettings, clock_name
 # candidate's (each call's) may pass eager's (the round's median) by this ratio, plus a slack,
 # plus a fraction of its own reported time (on a CPU, the Triton interpreter's
 # garbage is collected between calls). The slack is what honest solutions
-# differ by on the H200 and the 2-core CPU machine: docs/guard.md.
+# differ by on the H200 and the 2-core CPU machine: docs/measurements/2026-12-01-trusted-clock-and-fingerprint.md.
 TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
 TRUSTED_SLACK_MS = {"cuda": 0.3, "cpu": 2.0}
 TRUSTED_FRACTION = {"cuda": 0.05, "cpu": 0.5}
@@ -43,8 +43,8 @@ CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least o
 # Calls after a checked one that settle rather than count. While the reference checks a call, the
 # candidate waits; its next calls then ran slow on the H200 (the first 15%, the next five 4% down to
 # 1%: the launch after a pause is cold, and letting go of the handed-over device buffer is an unmap),
-# where eager's replay had no pause: most of the null candidate's handicap (docs/timing.md, "Where
-# the null handicap lived"). Eager's replay settles on the same calls (``CallDriver.kinds``), so
+# where eager's replay had no pause: most of the null candidate's handicap
+# (docs/measurements/2026-12-04-null-handicap.md). Eager's replay settles on the same calls (``CallDriver.kinds``), so
 # both sides' timed calls stay the same inputs, and neither side's pause is in the score. The
 # slowness lasted a time rather than a count (30-40 ms of the judge's clock for 1 ms kernels, one
 # 20 ms call for a 16 ms one), so the first call after a check always settles, and the next ones,

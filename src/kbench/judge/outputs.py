@@ -69,7 +69,8 @@ def fingerprint(value: Any, where: str = "output") -> str:
     output after its call, to one that passes, require knowing the right
     output at the call already (and then the call could have returned it).
     Two reading passes over each tensor (row and column sums), no large
-    temporaries; what it costs on the H200 is in docs/guard.md. A dense tensor
+    temporaries; what it costs on the H200 is in docs/measurements/2026-12-01-trusted-clock-and-fingerprint.md. A
+    dense tensor
     in another layout (transposed, channels-last) is read in its memory order,
     with that order in the digest: copying it to the standard order first
     would make the judge's own work, inside the trusted clock's window, cost a

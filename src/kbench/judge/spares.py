@@ -27,7 +27,7 @@ and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
 would be made again). On the H200 a warm level-1 evaluation then takes 3.4 s
 at the median instead of 5.6 s, and null candidates judged with and without
-spares, in turn, spread alike (docs/judge.md).
+spares, in turn, spread alike (docs/measurements/2026-11-29-judge-wall-time-and-scaling.md).
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def start_ahead(device: str) -> None:
     """Start this thread's spares for ``device`` (sandboxed, as a default ``evaluate``'s) before
     its first evaluation asks for them. A device whose first solution is still building would
     otherwise start them inside that evaluation's load: on the H200 the first verdict of a run
-    of cold CUDA builds waited 5.2 s for them (docs/judge.md "Builds ahead"). Best effort: where
+    of cold CUDA builds waited 5.2 s for them (docs/measurements/2026-12-02-builds-ahead.md). Best effort: where
     no sandbox works or a worker does not start, the evaluation starts its own and says why."""
     try:
         kept = current(device, find_sandbox())
