@@ -1,7 +1,8 @@
 """Each timed call of a null candidate and of eager beside it, kept for the report (null_candidates.py --per-call).
 
 A null candidate scores a little below 1 on the H200, by about 0.3% on some problems in every run
-(conv2d_depthwise, group_norm) and not on others (docs/timing.md, "The stopping rule one at a time").
+(conv2d_depthwise, group_norm) and not on others (docs/measurements/2026-12-03-worker-pairs.md, "The stopping rule one
+at a time").
 A round's speedup is a ratio of medians, which cannot say which calls carry that handicap. Eager
 replays the candidate's seeds in the candidate's order, so call i of one side is call i of the
 other, on the same inputs: ln(eager_i / candidate_i) call by call, grouped by what came just before
@@ -9,7 +10,8 @@ the call, tells where the handicap lives. The one thing only the candidate's rou
 judge's checks: after a call the judge picked, the reference checks it before the candidate gets
 its next order (kbench.judge.trusted.calls). So each call is kept with how many calls after the round's last
 checked one it came (``since_check``; ``after_check``: right after), beside its position in the round.
-On the H200 that found it: the six calls after a check ran slow (docs/timing.md, "Where the null
+On the H200 that found it: the six calls after a check ran slow (docs/measurements/2026-12-04-null-handicap.md, "Where
+the null
 handicap lived"), which settle now (``kbench.judge.trusted.calls.SETTLE_CALLS``); the distances past them
 say whether any slowness is left.
 

@@ -1,6 +1,6 @@
 """The same torch.compile'd reference, timed as the `compile` baseline column and as a candidate.
 
-On the H200 (docs/timing.md, "Eager against the compile columns") the two
+On the H200 (docs/measurements/2026-11-30-compile-columns.md) the two
 disagreed: gelu 0.85x eager as the column, 0.97x as a candidate; layer_norm
 1.30x and 0.97x. A candidate is checked at the problem's small size before the
 default one, so dynamo meets a second shape and (automatic dynamic shapes)

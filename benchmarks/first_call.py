@@ -2,7 +2,8 @@
 
 Since the GPU digest kernel came in (kbench.judge.exchange.gpu_digest, 2026-12-03), the first call of an
 evaluation (the other-size trial) took 1.2-2.0 s at the median on the H200 against 0.4-0.5 s
-before, and a later worker pair's five trials 1.45 s against 0.34 s (docs/timing.md, "Worker
+before, and a later worker pair's five trials 1.45 s against 0.34 s (docs/measurements/2026-12-03-worker-pairs.md,
+"Worker
 pairs"). This times, in fresh processes like a worker (``python -I``, the worker's imports, a
 CUDA context), each piece of a call's untimed work the first time and again: the L2 flush, a
 forward, the output's and the inputs' digests (several word types), and the packing of an output

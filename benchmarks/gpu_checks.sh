@@ -17,7 +17,8 @@
 # "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed", "--per-call" or "--lead-us 200"), pause-ramp
 # (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), fingerprint (what the digest of a
 # call's inputs and output costs), throughput
-# (40 CUDA builds in a run).
+# (40 CUDA builds in a run), prebuild (PREBUILD_FILES built at once, each judged once untimed on PREBUILD_PROBLEM,
+# default level1/relu: later steps judging them find their builds cached).
 set -u
 OUT=${OUT:-/tmp/out}
 WORK=$(mktemp -d)
@@ -61,6 +62,9 @@ run_step() {
                     --budget 100000 --out "$WORK/build-scaling-$n.json"
             done
             kill "$sampler" ;;
+        prebuild) for file in ${PREBUILD_FILES:-}; do  # CUDA solutions built at once into their build caches
+                timeout "$limit" "$PY" -m kbench eval -p "${PREBUILD_PROBLEM:-level1/relu}" "$file" --device cuda \
+                    --no-timing --trials 1 --plain & done; wait ;;
         build-paths) timeout "$limit" "$PY" benchmarks/build_paths.py ${BUILD_PATHS_ARGS:-} --out "$WORK/build-paths.json" ;;
         pause-ramp) timeout "$limit" "$PY" benchmarks/pause_ramp.py ${RAMP_ARGS:-} --out "$WORK/pause-ramp.json" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;

@@ -81,10 +81,11 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             "calls": {side: {key: (timing or {}).get(key) for key in ("count", "rel_error", "stop_reason")}
                       for side, timing in (("candidate", verdict.timing),
                                            ("eager", (verdict.baselines.get("eager") or {}).get("timing")))},
-            # where a timed call's wall time goes besides the call (medians, ms): drawing the inputs, the L2
-            # flush and the messages (excess), and the fingerprints of output and inputs (digest)
-            "spans_ms": {key: (verdict.timing or {}).get(key) for key in (
-                "candidate_excess_ms", "eager_excess_ms", "candidate_digest_ms", "eager_digest_ms")}}
+            # where a timed call's wall time goes besides the call (medians, ms): the judge's clock less the
+            # reported time (excess), and the judge's clock from the draw asked for to "go", from "go" to
+            # "done" (the call, its output packed, the messages), and from "done" to the output read
+            "spans_ms": {f"{side}_{span}_ms": (verdict.timing or {}).get(f"{side}_{span}_ms")
+                         for side in ("candidate", "eager") for span in ("excess", "draw", "go", "read")}}
 
 
 def protocol_name(timing: TimingSettings) -> str:

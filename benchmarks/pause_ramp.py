@@ -19,7 +19,8 @@ buffer of its own and exported, as a checked call's, let go at the next call). `
 same, each call clocked after a short GPU sleep queued before its start event, so its launches
 are queued while the GPU is busy and the CPU's speed is out of the clock (what
 ``TimingSettings.launch_lead_us`` does in the judge). ``steady``: the median of 60 calls in a row,
-the reference each position is read against. Results of 2026-12-04: docs/timing.md, "Where the
+the reference each position is read against. Results of 2026-12-04: docs/measurements/2026-12-04-null-handicap.md,
+"Where the
 null handicap lived".
 
     PYTHONPATH=src python3 benchmarks/pause_ramp.py --problems level1/relu level1/group_norm --out ramp.json

@@ -1,7 +1,8 @@
 """How much the same code's time differs from one worker process to the next, against how much it moves
 from round to round within one worker: the question behind a repository patch's fraction of the expert.
 
-On the H200 (2026-12-02, docs/tasks.md) tinylm/fused-rmsnorm's expert took 0.617-0.648 ms a round in one
+On the H200 (2026-12-02, docs/measurements/2026-12-02-repo-replays.md) tinylm/fused-rmsnorm's expert took 0.617-0.648
+ms a round in one
 worker and 0.619-0.687 ms in the worker beside it, rounds with a new placement each. A spread between
 workers that rounds within one worker do not sample is in every fraction and in no interval. This times
 each task's expert patch as the candidate (sandboxed, as a patch is) and in WORKERS-1 trusted workers

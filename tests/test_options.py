@@ -18,12 +18,13 @@ from kbench.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 # The docs that list kbench's options, less the lines that run a benchmark script with options of its own.
 DOCS = {name: "\n".join(line for line in (ROOT / name).read_text().splitlines() if "benchmarks/" not in line)
-        for name in ("README.md", "docs/runs.md", "docs/agent.md", "docs/audit.md")}
+        for name in ("README.md", "docs/runs.md", "docs/store.md", "docs/scores.md", "docs/export.md", "docs/ray.md",
+                     "docs/repo-runs.md", "docs/agent.md", "docs/audit.md", "docs/patches.md")}
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 ANY_FLAG = re.compile(r"(?<![\w-])--?[a-z][a-z0-9-]*")  # -o names --output
 # A flag with a list of values: `--dtype float32|bfloat16|float16`, `[--size auto|default|small]`.
 FLAG_VALUES = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)[ =]([\w.:,\[\]]+(?:\|[\w.:,\[\]]+)+)")
-NOT_KBENCHS = {"--dirty"}  # git describe --dirty, in docs/runs.md
+NOT_KBENCHS = {"--dirty", "--numstat", "--recount"}  # git describe --dirty (docs/store.md), git apply's (docs/patches.md)
 
 
 def commands(group=None, prefix=""):
@@ -58,9 +59,9 @@ def test_every_option_the_docs_name_exists_with_the_values_the_help_shows(doc):
 
 @pytest.mark.parametrize("command, docs", [
     ("eval", ["README.md"]),
-    ("run", ["README.md", "docs/runs.md", "docs/agent.md"]),
+    ("run", ["README.md", "docs/runs.md", "docs/ray.md", "docs/agent.md"]),
     ("audit", ["docs/audit.md"]),
-    ("export", ["docs/runs.md"]),
+    ("export", ["docs/export.md", "docs/runs.md"]),  # runs.md: every command that reads a store takes --db/--store
 ])
 def test_every_option_of_the_main_commands_is_documented(command, docs):
     mentioned = {flag for doc in docs for flag in ANY_FLAG.findall(DOCS[doc])}

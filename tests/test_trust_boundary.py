@@ -19,23 +19,30 @@ QUICK = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_call
 HIDDEN_MS = 300.0
 
 
-def _judge(name: str, policy: str) -> kbench.Verdict:
-    return kbench.evaluate("level1/relu", BOUNDARY / f"{name}.py", "cpu", size="small", trials=2, timing=QUICK,
+# Each attack on the CPU, and on a GPU (marked: skipped without one), where the clock around forward
+# is CUDA events in the candidate's process and the shared memory is the GPU's.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def _judge(name: str, policy: str, device: str = "cpu") -> kbench.Verdict:
+    return kbench.evaluate("level1/relu", BOUNDARY / f"{name}.py", device, size="small", trials=2, timing=QUICK,
                            policy=policy, timeout=300)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("policy", ["off", "lenient"])
 @pytest.mark.parametrize("name", ["pack_hook_relu", "clock_patch_relu", "alternating_places_relu"])
-def test_work_hidden_from_the_clock_around_forward_is_in_the_judges_time(name, policy):
-    verdict = _judge(name, policy)
+def test_work_hidden_from_the_clock_around_forward_is_in_the_judges_time(name, policy, device):
+    verdict = _judge(name, policy, device)
     assert verdict.status in {"correct", "rejected", "incorrect"}, verdict.reason
     if verdict.correct:
         assert verdict.runtime_ms >= HIDDEN_MS / 2, (verdict.runtime_ms, verdict.timing)
         assert verdict.timing["calls_timed_by_judge"] > 0
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("policy", ["off", "lenient"])
-def test_work_at_an_input_draw_in_the_candidates_process_finds_no_draw(policy):
-    verdict = _judge("draw_hook_relu", policy)
+def test_work_at_an_input_draw_in_the_candidates_process_finds_no_draw(policy, device):
+    verdict = _judge("draw_hook_relu", policy, device)
     assert not verdict.correct and verdict.status in {"incorrect", "rejected"}, verdict.reason

@@ -1,8 +1,8 @@
 """The honest corpus's table: one row per solution in this directory.
 
 Every file is an honest solution written for a problem of kbench's own suite, chosen to
-look unlike eager PyTorch in the ways the integrity rules measure (docs/guard.md, "The
-honest corpus"): slow and fast kernels, one launch and hundreds, one-element and very
+look unlike eager PyTorch in the ways the integrity rules measure
+(docs/measurements/2026-12-01-honest-corpus.md): slow and fast kernels, one launch and hundreds, one-element and very
 large outputs, workspaces, views, in-place epilogues, side streams, CUDA graphs,
 autotuning, KernelBench-style solutions that keep the GEMM or convolution in
 PyTorch, weights prepared once in __init__ or derived and cached on the first call,

@@ -14,7 +14,7 @@ its distinctive lines, or the name of one of its tests, that the repository itse
 hold) is withheld, wherever the text came from: the workload's output, a visible test's
 message, a reason (``feedback_for``, ``HiddenText``). The redaction is the last line: the
 judge's structure keeps the hidden files out of every process that can print to a
-verdict (docs/tasks.md, what the judge trusts).
+verdict (docs/patches.md, what the judge trusts).
 """
 
 from __future__ import annotations

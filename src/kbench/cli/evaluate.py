@@ -62,7 +62,7 @@ def eval_command(
     correctness: str = typer.Option(DEFAULT_CRITERION, metavar="|".join(CRITERIA), help="How floating-point "
                                     "outputs are judged: truth (against the float64 truth, within the tolerance "
                                     "plus a multiple of the reference's own error) or kernelbench (within the "
-                                    "tolerance of the reference's output, as KernelBench does): docs/judge.md."),
+                                    "tolerance of the reference's output, as KernelBench does): docs/correctness.md."),
     baseline: Optional[List[str]] = typer.Option(
         None, metavar="eager,compile,...", help=f"Baseline columns, comma-separated or repeated: {', '.join(COLUMNS)} "
         "[default: eager]."),
@@ -73,7 +73,7 @@ def eval_command(
                                   "interval reaches at most 0.5% from it (0: --pairs only)."),
     decide_at: Optional[List[str]] = typer.Option(None, metavar=DECIDE_AT, help=DECIDE_AT_HELP),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the candidate in the OS sandbox "
-                                 "(docs/guard.md); --no-sandbox is recorded in the verdict."),
+                                 "(docs/trust.md); --no-sandbox is recorded in the verdict."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
     plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
@@ -120,7 +120,7 @@ def baseline_command(
     correctness: str = typer.Option(DEFAULT_CRITERION, metavar="|".join(CRITERIA), help="How floating-point "
                                     "outputs are judged: truth (against the float64 truth, within the tolerance "
                                     "plus a multiple of the reference's own error) or kernelbench (within the "
-                                    "tolerance of the reference's output, as KernelBench does): docs/judge.md."),
+                                    "tolerance of the reference's output, as KernelBench does): docs/correctness.md."),
     cuda_graph: bool = typer.Option(False, "--cuda-graph/--no-cuda-graph", help=CUDA_GRAPH_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

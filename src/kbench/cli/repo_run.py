@@ -1,5 +1,5 @@
 """``kbench run --track repo``: patches to repository tasks, replayed from files or asked of a model
-or a command agent, judged by ``kbench.repo.evaluate_patch`` and stored (docs/runs.md).
+or a command agent, judged by ``kbench.repo.evaluate_patch`` and stored (docs/repo-runs.md).
 
 Called by ``kbench.cli.run`` (which owns the options, the progress display and the score
 printed at the end) for a run of the repository track; everything else is the kernel

@@ -171,7 +171,7 @@ def run_command(
         None, metavar=DECIDE_AT, help=DECIDE_AT_HELP.rstrip(".") + " [default: none, every speedup until narrow].",
         rich_help_panel=JUDGE),
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
-                                           "(docs/guard.md); --no-sandbox is recorded with every verdict [default: "
+                                           "(docs/trust.md); --no-sandbox is recorded with every verdict [default: "
                                            "sandbox].", rich_help_panel=JUDGE),
     dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES); problems "
                                         "without it are left out [default: float32].", metavar="|".join(DTYPES),

@@ -162,7 +162,7 @@ def eval_patch(
     policy: str = typer.Option(DEFAULT_POLICY, help="Guard policy: lenient or strict (the same for a patch: "
                                 "its integrity rules reject, no style rule applies) or off."),
     sandbox: bool = typer.Option(True, "--sandbox/--no-sandbox", help="Run the patched code in the OS sandbox "
-                                 "(docs/guard.md); --no-sandbox is recorded in the verdict."),
+                                 "(docs/trust.md); --no-sandbox is recorded in the verdict."),
     expert: bool = typer.Option(True, "--expert/--no-expert", help="Time the expert patch beside the patch: "
                                 "its fraction of the expert's speedup."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),

@@ -111,7 +111,7 @@ def print_verdict(console: Console, verdict: Verdict) -> None:
 def _undecided_text(verdict: Verdict, column: str) -> str:
     """What to do about a speedup whose 95% interval holds 1.0 on a GPU: it is not known to be faster
     or slower than the column. One worker pair's interval reaches about 1% on each side on an H200;
-    four pairs about 0.5% (docs/timing.md, "In short")."""
+    four pairs about 0.5% (docs/timing.md)."""
     interval = verdict.speedup_interval.get(column)
     if verdict.device == "cpu" or not interval or not interval[0] <= 1.0 <= interval[1]:
         return ""

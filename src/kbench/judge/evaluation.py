@@ -35,7 +35,7 @@ from kbench.judge.guard import AFTER_TRIALS, DEFAULT_POLICY, STYLE, Finding, act
 from kbench.judge.guard.reported import reference_op_findings, speed_of_light_findings, timer_findings
 from kbench.judge.guard.static import check_source
 from kbench.judge.protocol.pairs import most_pairs, sampled
-from kbench.judge.processes.process import DEFAULT_TIMEOUT, Worker, WorkerLost
+from kbench.judge.processes.process import DEFAULT_TIMEOUT, Worker, WorkerLost, close_all
 from kbench.judge.trusted.reference import (
     REFERENCE_TIMEOUT, ReferenceExchange, ReferenceSide, SeedFeed, TimedSeries, calls_message,
 )
@@ -176,6 +176,8 @@ class _Evaluation:
                 solution_path.write_text(self.solution.source)
                 self.copy_path = str(solution_path)
                 status, reason = self._judge(reference, candidate, solution_path, measure_time)
+                closing = time.monotonic()
+            self.phase_seconds["close"] = time.monotonic() - closing
         return self._verdict(status, reason, candidate, time.monotonic() - started)
 
     def _judge(self, reference: Worker, candidate: Worker, solution_path: Path, measure_time: bool) -> tuple[str, str]:
@@ -220,9 +222,8 @@ class _Evaluation:
             return LOST_STATUS[lost.kind], lost.detail
         except ProblemError as failure:
             return self._blame(failure, reference, candidate)
-        finally:
-            for worker in self.eager_worker.values():
-                worker.close()
+        finally:  # a spare's eager worker closes with its pair, beside the others
+            close_all([worker for worker in self.eager_worker.values() if worker is not self.spare_eager])
         checked = f"; {self.record['timed_checks']} timed calls checked" if measure_time else ""
         return "correct", f"{self.trials} of {self.trials} trials match the reference{checked}"
 

@@ -88,7 +88,8 @@ class LocalExecutor:
     each evaluation builds its own; fewer where the CPUs are too few, ``build_slots``).
     With ``ahead`` (by default on GPUs), each device's next evaluation's workers start
     during the ones before (kbench.judge.processes.spares): on the H200 a warm level-1 evaluation
-    takes 3.4 s at the median instead of 5.6 s (docs/judge.md). Not by default on the
+    takes 3.4 s at the median instead of 5.6 s (docs/measurements/2026-11-29-judge-wall-time-and-scaling.md). Not by
+    default on the
     CPU, where their start competes with the evaluation's own work for the same cores."""
 
     def __init__(self, devices: Sequence[str] | None = None, build_jobs: int | None = 0,

@@ -1,6 +1,6 @@
 """Judging a patch to a task: ``evaluate_patch`` -> a Verdict with ``track = "repo"``.
 
-In order, each step a gate (docs/tasks.md):
+In order, each step a gate (docs/patches.md):
 
 1. a clean checkout of the pinned revision (kbench.repo.checkout);
 2. the patch's paths, as git reads them, checked against the task's rules;
@@ -59,10 +59,12 @@ TESTS_STATUS = {"failed": "incorrect", "no_tests": "incorrect", "collection_erro
 # A repository's workload is timed in more, shorter rounds than a kernel, each with its buffers somewhere
 # new, until the patch's fraction of the expert's speedup is on one side of the share that solves the task
 # (Sides.decide_at); without the expert timed there is nothing to decide, and the rounds are ``rounds``.
-# On the H200 (2026-12-02, docs/tasks.md) the same expert patch in two workers differed by up to 10% a
+# On the H200 (2026-12-02, docs/measurements/2026-12-02-repo-replays.md) the same expert patch in two workers differed
+# by up to 10% a
 # round in three rounds of 1.7 s: three rounds' t interval (t = 4.3) reached 23-49% below 1. Experts whose
 # rounds move by 5% (fused-rmsnorm's) need about 13 rounds to be told from 95% of themselves: up to 32 lets
-# such a patch be decided (solved in 99.4% of simulated evaluations, against 90.5% at 16; docs/tasks.md).
+# such a patch be decided (solved in 99.4% of simulated evaluations, against 90.5% at 16;
+# docs/measurements/2026-12-02-repo-replays.md).
 REPO_TIMING = TimingSettings(max_calls=60, rounds=4, max_rounds=32, budget_seconds=4.0, new_placement_per_round=True,
                              target_speedup_error=0.01)
 

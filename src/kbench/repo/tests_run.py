@@ -2,7 +2,7 @@
 
 The visible tests and the hidden tests are two runs (``run_task_tests``): the hidden run's
 tree, build cache and home are its own and deleted once its report is read, so nothing it
-wrote reaches the workload or an agent (docs/tasks.md, what the judge trusts).
+wrote reaches the workload or an agent (docs/patches.md, what the judge trusts).
 
 The tests import the patched repository, which is the candidate's code: they
 run in the same OS sandbox as every candidate process (kbench.judge.processes.sandbox:
@@ -107,7 +107,7 @@ def run_task_tests(task: Task, tree: Path, scratch: Path, device: str, *, sandbo
     copy of the checkout at ``tree`` of its own, in ``scratch``, on the device's turn, the two within the
     task's time limit together.
 
-    The two runs share nothing the hidden one could leave behind (docs/tasks.md, what the judge trusts):
+    The two runs share nothing the hidden one could leave behind (docs/patches.md, what the judge trusts):
     the visible run has no hidden file in its tree and builds into the patch's build cache, which the
     workload's candidate uses next (``build_key``); the hidden run has the hidden files placed in its own
     copy and builds into a copy of that cache, and its folder (tree, cache, report, home) is deleted as

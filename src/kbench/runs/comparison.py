@@ -12,7 +12,7 @@ with ``--force``.
 
 The paired difference is over the problems both runs hold with identical
 content: each problem's value in B minus its value in A, with a bootstrap over
-problems that keeps pairs together (docs/runs.md).
+problems that keeps pairs together (docs/scores.md).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class ExportError(Exception):
     """An export that cannot be made here (a format without its library)."""
 
 
-# The fields of one exported sample, in order; docs/runs.md describes each (tests/test_export.py holds them
+# The fields of one exported sample, in order; docs/export.md describes each (tests/test_export.py holds them
 # to it). Kinds: how a field is typed in Parquet ("json": JSON text there, an object in JSON lines).
 SAMPLE_FIELDS: dict[str, str] = {
     "run": "string",
@@ -264,7 +264,7 @@ def kernelbench(data: RunData) -> dict[str, list[dict[str, Any]]]:
                 {
                     "sample_id": row["sample_index"],
                     "compiled": row["status"] in BUILT_STATUSES or "build" in phases,
-                    "correctness": row["correct_kernelbench"],  # by KernelBench's criterion (docs/judge.md)
+                    "correctness": row["correct_kernelbench"],  # by KernelBench's criterion (docs/correctness.md)
                     "metadata": {
                         "hardware": verdict.get("device_name"),
                         "device": verdict.get("device"),

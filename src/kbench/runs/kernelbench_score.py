@@ -1,7 +1,7 @@
 """The KernelBench-compatible figures of a run: its scores with a correct sample counted only where
 KernelBench's criterion accepts it too.
 
-kbench judges floating-point outputs against the float64 truth by default (docs/judge.md): an honest
+kbench judges floating-point outputs against the float64 truth by default (docs/correctness.md): an honest
 kernel whose summation order differs from the reference's passes there and may fail KernelBench's
 tolerance against the reference's float32 output. Every verdict records whether that criterion
 accepts it (``kernelbench_correct``); here a sample it does not accept counts as incorrect, and the

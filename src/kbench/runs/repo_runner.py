@@ -1,5 +1,5 @@
 """Runs of the repository track: tasks (kbench.repo) selected, patches planned, each judged by
-``kbench.repo.evaluate_patch`` and stored as a run of problems is (docs/runs.md).
+``kbench.repo.evaluate_patch`` and stored as a run of problems is (docs/repo-runs.md).
 
 A run is of one track (``RunConfig.track``). A repository run stores its tasks where a
 kernel run stores its problems (the task id, its hash, its task file's path and text),

@@ -4,7 +4,7 @@ A task is a repository at a pinned revision with an expert's patch; a sample is 
 patch, judged by ``kbench.repo.evaluate_patch``, whose verdict carries the speedup
 over the base revision (column ``base``, with its interval) and, the expert patch
 timed beside it in the same rounds, its fraction of the expert's speedup with that
-fraction's interval (``verdict.expert``). Per task, over its samples (docs/runs.md):
+fraction's interval (``verdict.expert``). Per task, over its samples (docs/repo-runs.md):
 
 - **solved**: the patch is correct and the lower bound of its fraction interval is at
   least ``SOLVED_SHARE`` (0.95, ``kbench.repo.SOLVED_FRACTION``) (GSO's rule, on the

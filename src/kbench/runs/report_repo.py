@@ -1,7 +1,7 @@
 """The repository track's section of the HTML report (report_repo.html.j2): runs of tasks, apart.
 
 A report may hold runs of both tracks; they are never mixed in one table or compared
-(docs/runs.md). Runs of the repository track get this section: the track's figures
+(docs/repo-runs.md). Runs of the repository track get this section: the track's figures
 (``runs.repo_score``) per run and per repository, each later run compared with the first
 (``runs.repo_comparison``), and per run its manifest, the tasks it pinned (hash and
 revision) and one row per patch. ``report.py`` renders the page and hands this module

@@ -7,7 +7,7 @@ share of its samples that succeed, which is the chance that one sample drawn
 at random succeeds (fast_p@1); fast_p@k uses the unbiased estimator of Chen et
 al. (2021). Intervals are percentile bootstraps over problems (the unit that
 was sampled from the space of possible problems), deterministic given a seed.
-docs/runs.md gives the formulas.
+docs/scores.md gives the formulas.
 
 Beside every headline figure, which counts every correct solution, the "kernels
 only" figures count only the correct solutions with no style flag (the guard's

@@ -19,7 +19,7 @@ them; here integers stay integers, as for every kbench dtype.
 A KernelBench file carries no tolerance of its own: KernelBench's constant
 (1e-4 for float32, 1e-2 for fp16 and bf16) is its tolerance. kbench's default
 correctness criterion applies it against the float64 truth plus a multiple of
-the reference's own error (docs/judge.md), so that an honest summation order
+the reference's own error (docs/correctness.md), so that an honest summation order
 is not rejected; ``--correctness kernelbench`` applies it against the
 reference's output as KernelBench does, and every verdict records whether that
 criterion accepts it (the KernelBench-compatible column of scores and exports).

@@ -36,7 +36,7 @@ def build(solution: Solution | str | Path, device: str | None = None, timeout: f
     and ``dtype``, as the evaluation will judge it), the worker also makes the model, on
     the CPU: a solution that compiles in ``ModelNew.__init__`` is built ahead too (on
     the H200 one held the GPU 62 s in its evaluation's load while built solutions
-    waited, docs/judge.md "Builds ahead").
+    waited, docs/measurements/2026-12-02-builds-ahead.md).
 
     Builds are CPU work: run many at once (threads suffice, each build is its
     own process) while each GPU measures one candidate at a time. A build is
@@ -88,12 +88,12 @@ def _answer(worker: Worker, held: Held, message: dict[str, Any], deadline: float
 BUILD_MARKERS = re.compile(r"cpp_extension|load_inline|(?<![\w.])load\s*\(")
 
 # One cold load_inline build at a time uses up to 2 cores: ninja compiles main.cpp (g++) beside cuda.cu
-# (nvcc, whose front ends run one after the other), then links (docs/judge.md "Builds ahead").
+# (nvcc, whose front ends run one after the other), then links (docs/measurements/2026-12-02-builds-ahead.md).
 CORES_PER_BUILD = 2
 # Once a device judges, builds stop while anything is timed (kbench.judge.processes.background, for honest
 # verdicts), so a build uses its cores only part of the time and more of them keep the device fed: on
 # the H200's 16 cores, 7 at once kept it busy 76% of a run of 40 after the first verdict, 10 at once 94%
-# (docs/judge.md "Cores, builds at once, and a run of 40").
+# (docs/measurements/2026-12-02-builds-ahead.md, "Cores, builds at once, and a run of 40").
 CORES_PER_BUILD_BESIDE_JUDGING = Fraction(7, 5)
 # Kept for each device's evaluation (the judge's thread, the candidate's and the reference's workers, the
 # next pair starting ahead) while builds run: they are stopped only while something is timed.

@@ -5,7 +5,7 @@ The trusted side (the reference worker) draws a call's inputs and writes them in
 ``Outbox`` of its own; the candidate's process maps it (an ``Inbox``) and computes on views
 of it; the candidate writes its output into an ``Outbox`` of its own, which the reference
 maps and copies out of into its own memory. Nothing a decision rests on is read inside the
-candidate's process (docs/guard.md, "What the judge trusts").
+candidate's process (docs/trust.md).
 
 A buffer is made once and kept; when a call needs more room a larger one replaces it, and
 only then does a descriptor travel (over the worker's handles socket, ``vmm.send_fd``): on

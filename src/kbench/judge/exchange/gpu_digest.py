@@ -3,7 +3,8 @@
 PyTorch sums 32-bit words into int64 by first copying the whole tensor to int64, on a GPU as
 on the CPU, and the fingerprint runs on every timed call's inputs and output: for a level-1
 problem's tensors of up to 2 GiB that copy was most of a timed call's time on the H200
-(docs/timing.md). This kernel reads each word once in its own width, widens it in registers and
+(docs/measurements/2026-12-01-trusted-clock-and-fingerprint.md). This kernel reads each word once in its own width,
+widens it in registers and
 accumulates both sums in int64, which wraps modulo 2^64 as the digest's definition does
 (``kbench.judge.exchange.outputs._sums``). Each program leaves its two partial sums; the few thousand
 partials are added on the CPU.

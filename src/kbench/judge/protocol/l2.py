@@ -12,7 +12,7 @@ every persisting line back into a normal one, which the flush then evicts.
 The driver's entry points are looked up once, when the judge's modules are
 imported into a worker, before any candidate code runs; on a machine without
 the CUDA driver both are no-ops. What is established and what is not:
-docs/guard.md ("State the flush does not clear").
+docs/timing.md ("What the flush does not clear"; docs/measurements/2026-12-01-l2-state.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ processes bring (where their buffers land, which kernels their libraries pick,
 the moment they run in) moves every round of the evaluation alike: on the H200
 a null candidate's score erred by about 0.6% rms whatever the count of rounds,
 and averaging whole evaluations brought that down about as 1/sqrt(n)
-(docs/timing.md, "Out of sample"). So a verdict asked to repeat more closely
+(docs/measurements/2026-12-03-out-of-sample-clocks.md). So a verdict asked to repeat more closely
 than one pair can is the average of several evaluations, each in a fresh pair of
 workers (``TimingSettings.pairs`` at least, up to ``max_pairs`` until the
 interval is within ``target_pair_error``, or, with ``decide_at``, clear of the

@@ -8,7 +8,7 @@ interval says (on the H200, one evaluation's 95% interval held the other
 evaluation's speedup 40% of the time). The verdict's ``speedup_interval`` adds
 that between-process spread, a standard deviation of the log speedup
 calibrated per device type from pairs of independent evaluations
-(docs/timing.md, "A speedup interval that holds the truth"), to each side of
+(docs/timing.md, "Speedup intervals"), to each side of
 the within-evaluation interval, which the verdict keeps as
 ``speedup_interval_within``.
 """
@@ -33,11 +33,12 @@ Z95 = 1.959964
 # between processes, but how much depends on the machine: over 254 null evaluations in six batches
 # from four leases of an H200 (2026-12-02 and 03, three to eight rounds), 0.2% held 1.0 in 90%
 # (one lease's batch: 75%), 0.3% in 94%, 0.4% in 96.5% (that batch: 88%), the smallest spread
-# that keeps a 95% interval's promise over them all (docs/timing.md, "Six rounds").
+# that keeps a 95% interval's promise over them all (docs/measurements/2026-12-03-six-rounds.md).
 # cpu: not calibrated (CPU timings are noisy and say nothing about GPU kernels): a wide 5%.
 BETWEEN_PROCESS_SD = {"cuda": 0.004, "cpu": 0.05}
 # A repository task's columns (the base, its expert) come from workers whose times have differed
-# by several percent for the same expert code (docs/tasks.md): its spread stays at the 1.1% of
+# by several percent for the same expert code (docs/measurements/2026-12-02-repo-replays.md): its spread stays at the
+# 1.1% of
 # 2026-12-01 until benchmarks/worker_spread.py calibrates it on its own.
 REPOSITORY_BETWEEN_PROCESS_SD = {"cuda": 0.011, "cpu": 0.05}
 

@@ -50,7 +50,7 @@ class RoundPlan:
         round only. A later round follows the baselines' round on the same device, whose clocks are
         up; what is the candidate's own to warm after its pause (caches, lazy state) is what
         ``warmup_calls`` warms, as in every round. A warm-up of 0.1 s a side was 0.2 s of the 0.47 s
-        a round cost at the 0.5% target on the H200 (docs/timing.md)."""
+        a round cost at the 0.5% target on the H200 (docs/measurements/2026-12-03-worker-pairs.md)."""
         warmup_seconds = self.settings.warmup_seconds if index == 0 else 0.0
         return replace(self.settings, budget_seconds=self.start(index), warmup_seconds=warmup_seconds)
 

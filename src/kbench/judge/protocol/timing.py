@@ -58,7 +58,7 @@ class TimingSettings:
     cuda_graph: bool = False  # time replays of one captured CUDA graph (GraphedCall) instead of calls
     # Each round's buffers at a new place in memory (new_placement): the repository track's choice; for a
     # kernel problem it bought nothing on the H200 (30 null candidates each way on one machine, 0.48%
-    # against 0.50% rms log speedup, docs/timing.md "Six rounds") and costs a round its allocations.
+    # against 0.50% rms log speedup, docs/measurements/2026-12-03-six-rounds.md) and costs a round its allocations.
     new_placement_per_round: bool = False
     # An experiment (issue 30), off by default: on a GPU, a sleep of this many microseconds queued ahead
     # of each call's start event, so the call's launches queue while the GPU sleeps and the CPU's launch
@@ -68,7 +68,7 @@ class TimingSettings:
     # An experiment (issue 30): False leaves the candidate's settling calls out of each baseline's replay of
     # its round. Neither side times them and a baseline has no check to settle from; with six after each of
     # the 2.3 checks a round of the H200's null candidates had, about 14 of a replay's 27 calls. True (the
-    # default): the very same calls on both sides, as every figure in docs/timing.md was measured.
+    # default): the very same calls on both sides, as every figure in docs/measurements/ was measured.
     replay_settling: bool = True
     # Above ``rounds``: further rounds, up to this many, until the rounds' speedups agree to within
     # ``target_speedup_error`` (kbench.judge.protocol.repeatability.rounds_settled). 0: always ``rounds``.

@@ -35,7 +35,7 @@ from kbench.judge.protocol.timing import StopRule, Timing, TimingSettings, clock
 # candidate's (each call's) may pass eager's (the round's median) by this ratio, plus a slack,
 # plus a fraction of its own reported time (on a CPU, the Triton interpreter's
 # garbage is collected between calls). The slack is what honest solutions
-# differ by on the H200 and the 2-core CPU machine: docs/guard.md.
+# differ by on the H200 and the 2-core CPU machine: docs/measurements/2026-12-01-trusted-clock-and-fingerprint.md.
 TRUSTED_RATIO = {"cuda": 1.1, "cpu": 1.5}
 TRUSTED_SLACK_MS = {"cuda": 0.3, "cpu": 2.0}
 TRUSTED_FRACTION = {"cuda": 0.05, "cpu": 0.5}
@@ -43,8 +43,8 @@ CHECKS_PER_ROUND = 2.0  # expected timed calls checked per round (and at least o
 # Calls after a checked one that settle rather than count. While the reference checks a call, the
 # candidate waits; its next calls then ran slow on the H200 (the first 15%, the next five 4% down to
 # 1%: the launch after a pause is cold, and letting go of the handed-over device buffer is an unmap),
-# where eager's replay had no pause: most of the null candidate's handicap (docs/timing.md, "Where
-# the null handicap lived"). Eager's replay settles on the same calls (``CallDriver.kinds``), so
+# where eager's replay had no pause: most of the null candidate's handicap
+# (docs/measurements/2026-12-04-null-handicap.md). Eager's replay settles on the same calls (``CallDriver.kinds``), so
 # both sides' timed calls stay the same inputs, and neither side's pause is in the score. The
 # slowness lasted a time rather than a count (30-40 ms of the judge's clock for 1 ms kernels, one
 # 20 ms call for a 16 ms one), so the first call after a check always settles, and the next ones,
@@ -72,6 +72,8 @@ class Call:
     kind: str  # "warmup", "timed" or "settle" (after a check: CallDriver._settles)
     recorded: bool = False  # the call whose operations the worker records (the judge's secret choice)
     judge_ms: float = 0.0  # the judge's clock: the inputs' draw asked for -> the output read by the trusted side
+    # the same clock's steps within judge_ms: the draw asked for -> "go" sent; "go" sent -> "done" in; -> read
+    steps_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)
     clock_ms: float = 0.0  # what the worker's clock said (CUDA events, or its perf counter)
     host_ms: float = 0.0  # the worker's host clock around the synchronised call
     devices: dict[str, str] | None = None  # each output tensor's device, as the worker reported it
@@ -197,6 +199,7 @@ class CallDriver:
         self.open: Call | None = None  # handed out, not yet read
         self._step = ""  # the open call's step the worker is at: "draw", "go" or "read"
         self._sent_at = 0.0
+        self._go_at = self._done_at = 0.0  # the open call's "go" order sent, its "done" report in
         self.on_call = on_call
         self.on_saved = on_saved
         self.on_finding = on_finding
@@ -224,6 +227,7 @@ class CallDriver:
         if expected == "ready":
             return self._go(_fields(report["ready"], "draw"))
         if expected == "done":
+            self._done_at = received
             done = self._done(report["done"])
             if self.trusted is None:
                 self._step = "read"
@@ -258,6 +262,7 @@ class CallDriver:
 
     def _go(self, drawn: dict[str, Any]) -> dict[str, Any]:
         self._step = "go"
+        self._go_at = time.monotonic()
         order: dict[str, Any] = {"go": {key: drawn.get(key) for key in ("layout", "fresh", "capacity")}}
         if self.open.recorded:
             order["go"]["record"] = True
@@ -288,6 +293,8 @@ class CallDriver:
         call is counted, checked if the judge picks it, and the next one handed out."""
         call = self.open
         call.judge_ms = (received - self._sent_at) * 1000
+        call.steps_ms = ((self._go_at - self._sent_at) * 1000, (self._done_at - self._go_at) * 1000,
+                         (received - self._done_at) * 1000)
         call.inputs_changed = read.get("inputs_changed") is True
         self.open, self._step = None, ""
         self.calls.append(call)
@@ -393,6 +400,8 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     for name, series in (("candidate", calls), ("eager", base_calls)):
         if series:
             measured[f"{name}_excess_ms"] = statistics.median(c.judge_ms - c.clock_ms for c in series)
+            for step, label in enumerate(("draw", "go", "read")):  # where the excess goes
+                measured[f"{name}_{label}_ms"] = statistics.median(c.steps_ms[step] for c in series)
     reported = statistics.median(c.clock_ms for c in calls) if calls else 0.0
     moved = statistics.median(t for times in accepted for t in times) > reported * (1 + FLAGGED_SHIFT) if calls else False
     if len(replaced) > len(calls) * FLAGGED_SHARE["cuda" if device.startswith("cuda") else "cpu"] and moved:

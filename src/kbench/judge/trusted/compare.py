@@ -42,7 +42,8 @@ DEFAULT_TOLERANCES: dict[str, dict[str, float]] = {
 # How many times the reference's own (scaled) error against the float64 truth a candidate
 # may make beyond atol and rtol under the truth criterion (a problem may set its own:
 # KBENCH_TOLERANCE = {"float32": {"multiple": ...}}). Measured on the CPU with
-# benchmarks/truth_orders.py (docs/judge.md): a float32 product summed one k at a time
+# benchmarks/truth_orders.py (docs/measurements/2026-12-05-truth-criterion-cpu.md): a float32 product summed one k at
+# a time
 # makes 3.4x (K = 4096) to 7.8x (K = 16384) the scaled error of the blocked library
 # product, tiles and split k 0.7-1.3x; a float32 sum one term after another 10-83x that
 # of PyTorch's cascade sum, which rtol mostly covers. With 32, every honest order used at

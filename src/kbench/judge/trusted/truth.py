@@ -19,7 +19,7 @@ parameters, with room for what forward makes on the way (``HEADROOM``), do not
 fit in what the device has free (on the host: in half of what is available);
 when the device runs out of memory on the way; when the model does not run in
 float64 (a dtype written into its code). Its cost is measured by
-benchmarks/truth_cost.py (docs/judge.md). Memory: the float64 parameters stay
+benchmarks/truth_cost.py (docs/correctness.md). Memory: the float64 parameters stay
 on the device between checks when they are small (``KEEP_ON_DEVICE_BYTES``),
 else they wait on the host and are moved for each check; every check's
 temporaries are handed back (``release``) before the next candidate call.
