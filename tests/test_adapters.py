@@ -150,6 +150,14 @@ def test_verifiers_episode_feeds_the_judges_verdict_back_and_rewards_the_last_re
     assert output["stop_condition"] == "has_final_env_response"  # correct under `correct`: nothing left to gain
 
 
+def test_verifiers_loads_the_environment_by_its_module_name():
+    vf = pytest.importorskip("verifiers", reason="kbench[verifiers] (in the test extra)")
+    env = vf.load_environment("kbench.adapters.verifiers_env", problems=[PROBLEM], shape="fast_1.0", max_turns=2)
+    row = env.get_dataset()[0]
+    assert row["info"]["problem"] == PROBLEM and "ModelNew" in row["prompt"][-1]["content"]
+    assert (env.judge.shape, env.max_turns) == ("fast_1.0", 2)
+
+
 def test_verifiers_infrastructure_failure_is_an_errored_rollout_never_a_reward(judge):
     output, _ = run_verifiers_episode(judge, [reply(HONEST + INFRA_MARK + "\n")], max_turns=1)
     assert output["error"] is not None and "KbenchInfraError" in json.dumps(output["error"])

@@ -16,7 +16,7 @@ last reply's: the answer the episode hands over; every turn's reward and status 
 
 A failure that is not the candidate's (the machine, the worker, the service: Reward.value None) is
 never a reward: the rollout gets ``state["error"]`` = ``KbenchInfraError`` (a ``vf.InfraError``),
-which verifiers retries (``max_retries``) and which a trainer drops as it drops any errored rollout;
+which verifiers retries (``max_retries``) and which stays in the rollout's output for a trainer to drop;
 its reward is a placeholder 0.0 that the metric ``kbench_no_reward`` (1.0) marks as no reward.
 """
 
