@@ -17,8 +17,11 @@ With a token, every route but the health check needs ``Authorization: Bearer TOK
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import re
+
+import anyio.to_thread
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -34,6 +37,9 @@ from kbench.serve.service import Service
 JOB_ID = re.compile(r"[0-9a-f]{32}")
 RETRY_AFTER_SECONDS = 5
 OPEN_PATHS = frozenset({"/v1/health"})
+# Threads for the routes that block (a job's wait holds one for up to a minute): many more than anyio's 40, so
+# that clients waiting on their jobs never keep a submission waiting.
+ROUTE_THREADS = 256
 
 
 def error(status: int, message: str, **headers: str) -> JSONResponse:
@@ -42,8 +48,13 @@ def error(status: int, message: str, **headers: str) -> JSONResponse:
 
 def create_app(service: Service, token: str | None = None) -> FastAPI:
     """The API over ``service``; ``token``: the bearer token every route but the health check needs."""
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI):  # noqa: ANN202
+        anyio.to_thread.current_default_thread_limiter().total_tokens = ROUTE_THREADS
+        yield
+
     app = FastAPI(title="kbench reward service", version=kbench_version(), docs_url=None, redoc_url=None,
-                  openapi_url=None)
+                  openapi_url=None, lifespan=lifespan)
     expected = f"Bearer {token}".encode() if token else None
 
     @app.middleware("http")

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -221,25 +222,38 @@ class Service:
         self.slots.close()
 
     def _schedule(self) -> None:
+        """The scheduler thread: it outlives any one failure (a full disk, a locked store), which it reports
+        on stderr and retries, since a dead scheduler would leave every accepted job queued for good."""
         while not self._stop.is_set():
-            while self.slots.idle > 0 and (job := self.jobs.claim()) is not None:
-                self._hand_out(job)
             try:
-                task, result = self.results.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                continue
-            try:
-                outcome = self.slots.received(result)
-            except Exception:  # noqa: BLE001 - the executor's own failure (a lost Ray worker): this job's, not the service's
-                outcome = Outcome(task.job_id, "infra_error", reason=traceback.format_exc(limit=8))
-            job = self.in_flight.pop(outcome.job_id)
-            self._finish(job, outcome.status, outcome.verdict_json, outcome.reason, outcome.device)
+                self._step()
+            except Exception:  # noqa: BLE001
+                print(f"kbench serve: the scheduler met an error and goes on:\n{traceback.format_exc()}",
+                      file=sys.stderr, flush=True)
+                self._stop.wait(1.0)
+
+    def _step(self) -> None:
+        while self.slots.idle > 0 and (job := self.jobs.claim()) is not None:
+            self._hand_out(job)
+        try:
+            task, result = self.results.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            return
+        try:
+            outcome = self.slots.received(result)
+        except Exception:  # noqa: BLE001 - the executor's own failure (a lost Ray worker): this job's, not the service's
+            outcome = Outcome(task.job_id, "infra_error", reason=traceback.format_exc(limit=8))
+        job = self.in_flight.pop(outcome.job_id)
+        self._finish(job, outcome.status, outcome.verdict_json, outcome.reason, outcome.device)
 
     def _hand_out(self, job: Job) -> None:
         try:
             problem = self._problem(job)
         except ProblemError as exc:
             self._finish(job, "problem_error", reason=str(exc))
+            return
+        except Exception:  # noqa: BLE001 - its problem file could not be written: this job fails, not the service
+            self._finish(job, "infra_error", reason=traceback.format_exc(limit=8))
             return
         self.in_flight[job.id] = job
         self.slots.submit(Task(job.id, problem, job.source, self.settings.options()))
