@@ -233,3 +233,62 @@ def test_kbench_serve_judges_real_candidates(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_a_job_the_service_died_judging_three_times_ends_as_an_infra_error(tmp_path):
+    """A candidate that takes the whole service down with it is not retried for ever: never a reward."""
+    made = make_service(tmp_path / "jobs.db")
+    from kbench.serve.payload import parse_jobs
+
+    new, _ = parse_jobs(json.dumps({"problem": "level1/relu", "source": candidate()}).encode(), Limits(),
+                        made.problems, ("eager",))
+    (job_id,) = made.jobs.add(new, max_pending=10)
+    for _ in range(2):  # two deaths mid-evaluation: claimed, the process gone, queued again by the next
+        assert made.jobs.claim().id == job_id
+        made.jobs.requeue_running(max_attempts=99)
+    assert made.jobs.claim().attempts == 3  # and the third, left running
+    made.start()
+    try:
+        job = made.jobs.get(job_id)
+        assert job.state == "done" and job.status == "infra_error" and job.reward["value"] is None
+        assert "stopped 3 times" in job.reward["reason"]
+    finally:
+        made.stop()
+
+
+def test_any_executor_through_map_slots_and_its_failures_are_infra_errors(tmp_path):
+    """--executor ray's path (MapSlots over an executor's map), here over the local executor; an executor that
+    fails (a lost Ray worker) fails the job as infra_error, and the service goes on."""
+    from serve_fixtures import PROBLEMS, stand_in_evaluate
+
+    from kbench import judge
+    from kbench.serve.service import JudgeSettings, Service, map_slots
+
+    class Lost:
+        def __init__(self):
+            self.inner, self.calls = judge.LocalExecutor(["cpu"], build_jobs=0, ahead=False), 0
+
+        def describe(self):
+            return {"kind": "flaky"}
+
+        def map(self, items, run, prebuild=None, needs_build=None):
+            self.calls += 1
+            if self.calls == 2:
+                raise ConnectionError("the Ray worker was lost")
+            return self.inner.map(items, run)
+
+    made = Service(JobStore(tmp_path / "jobs.db"), JudgeSettings(), map_slots(Lost(), 2), tmp_path,
+                   evaluate=stand_in_evaluate, problems=PROBLEMS)
+    with running(made) as url:
+        rewards = [RewardClient(url).judge("level1/relu", candidate(note=str(i)), timeout=30) for i in range(3)]
+    assert [r.status for r in rewards] == ["correct", "infra_error", "correct"]
+    assert rewards[1].value is None and "ConnectionError: the Ray worker was lost" in rewards[1].reason
+
+
+def test_the_job_store_refuses_a_file_that_is_not_one(tmp_path):
+    from kbench.runs.store import Store
+    from kbench.serve.jobs import JobStoreError
+
+    Store(tmp_path / "run.db").close()
+    with pytest.raises(JobStoreError, match="not a kbench service's job store"):
+        JobStore(tmp_path / "run.db")
