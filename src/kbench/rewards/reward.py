@@ -131,7 +131,7 @@ def provenance_of(get: Any) -> dict[str, Any]:
         "versions": dict(get("versions") or {}),
         "judge": {
             "policy": get("policy"), "correctness": get("correctness"), "size": get("size"), "dtype": get("dtype"),
-            "trials": len(get("trials") or []), "settings": dict(get("settings") or {}),
+            "trials_run": len(get("trials") or []), "settings": dict(get("settings") or {}),
             "timing": {k: v for k, v in timing.items() if not isinstance(v, (list, dict))} if isinstance(timing, dict) else {},
         },
         "device": {"device": get("device"), "name": get("device_name")},
