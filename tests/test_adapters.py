@@ -43,7 +43,8 @@ class Memo:
     def __call__(self, problem, solution, device=None, **options):
         if INFRA_MARK in solution.source:
             raise OSError("worker lost: the machine went away")
-        key = hashlib.sha256(f"{problem}\0{solution.source}\0{sorted(options.items())}".encode()).hexdigest()
+        # Every caller here judges correctness only (trials 1, untimed): the options do not change the verdict.
+        key = hashlib.sha256(f"{getattr(problem, 'id', problem)}\0{solution.source}".encode()).hexdigest()
         if key not in self.verdicts:
             self.real_calls += 1
             self.verdicts[key] = real_evaluate(problem, solution, device, **options)
@@ -258,6 +259,32 @@ def test_verl_compute_score_in_verls_calling_form(judge):
     assert chosen == {"score": 0.0, "kbench_reward_valid": 0.0, "kbench_correct": 0.0}
     with pytest.raises(AdapterError, match="ground_truth"):
         compute_score("kbench", reply(HONEST), None, judge=judge)
+
+
+def test_trl_reward_through_the_reward_service_in_one_batch(memo, tmp_path):
+    """kbench serve (in this process, judging with this module's evaluate) behind the TRL reward function:
+    the completions with code go in one batch, the one without is answered here."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("uvicorn")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from serve_fixtures import running
+
+    from kbench.serve.jobs import JobStore
+    from kbench.serve.service import JudgeSettings, Service, local_slots
+
+    service = Service(JobStore(tmp_path / "jobs.db"), JudgeSettings(size="small", trials=1, measure_time=False),
+                      local_slots(["cpu"]), tmp_path / "problems", evaluate=memo, problems={PROBLEM})
+    with running(service) as url:
+        reward = KbenchReward(shape="correct", service_url=url)
+        values = reward(prompts=["p"] * 3, completions=[reply(HONEST), "prose only", reply(CHEAT)],
+                        problem_id=[PROBLEM] * 3)
+        assert values == [1.0, 0.0, 0.0]
+        assert [j.reward.status for j in reward.last] == ["correct", "no_code", "rejected"]
+        assert reward.last[0].reward.provenance["sandbox"]
+    down = KbenchReward(shape="correct", service_url=url)(completions=[reply(HONEST)], problem_id=[PROBLEM])
+    assert down == [None]  # the service is gone: no reward, never a zero
 
 
 def test_the_module_made_two_real_evaluations(memo):

@@ -122,9 +122,29 @@ class Judge:
         return self._judge_local(problem, problem_id, source, summary)
 
     def judge_many(self, items: Sequence[tuple[str | Problem, Any]]) -> list[Judged]:
-        """Judge (problem, completion) pairs, in order. Locally one after another on ``device``; through
-        the service the service spreads them over its GPUs."""
-        return [self.judge(problem, completion) for problem, completion in items]
+        """Judge (problem, completion) pairs, in order. Locally one after another on ``device``; through the
+        service in one batch, which the service spreads over its devices."""
+        if not (self.service_url or self.client is not None):
+            return [self.judge(problem, completion) for problem, completion in items]
+        judged: list[Judged | None] = []
+        sent: list[tuple[int, str, str, dict[str, Any]]] = []  # (index, problem id, source, extraction)
+        for index, (problem, completion) in enumerate(items):
+            problem_id = problem.id if isinstance(problem, Problem) else str(problem)
+            extraction = reply.extract(code_of(completion))
+            if extraction.ok or (extraction.failure == "unparsable" and extraction.code):
+                sent.append((index, problem_id, extraction.code or "", extraction.to_dict()))
+                judged.append(None)
+            else:
+                judged.append(self.judge(problem_id, completion))  # no code: answered here, nothing sent
+        if sent:
+            try:
+                rewards = self._client().judge_many([(p, source) for _, p, source, _ in sent], shape=self.shape,
+                                                    baseline=self.baseline)
+            except Exception as exc:  # the whole batch unjudged: no rewards, never zeros
+                rewards = [self._unreachable(p, source, exc) for _, p, source, _ in sent]
+            for (index, _, _, summary), reward in zip(sent, rewards):
+                judged[index] = Judged(reward, None, summary, feedback_text(reward, None))
+        return [j for j in judged if j is not None]
 
     def _judge_local(self, problem: str | Problem, problem_id: str, source: str, summary: dict[str, Any]) -> Judged:
         sha = hashlib.sha256(source.encode()).hexdigest()
@@ -146,17 +166,22 @@ class Judge:
         plain = verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
         return Judged(reward, plain, summary, feedback_text(reward, plain))
 
-    def _judge_remote(self, problem_id: str, source: str, summary: dict[str, Any]) -> Judged:
+    def _client(self) -> Any:
         if self.client is None:
             from kbench.serve.client import RewardClient  # only where a service is named
 
             self.client = RewardClient(self.service_url, token=self.token)
+        return self.client
+
+    def _unreachable(self, problem_id: str, source: str, exc: Exception) -> Reward:
+        return failure_reward("infra_error", f"reward service {self.where}: {type(exc).__name__}: {exc}", self.shape,
+                              self.baseline, problem_id, hashlib.sha256(source.encode()).hexdigest())
+
+    def _judge_remote(self, problem_id: str, source: str, summary: dict[str, Any]) -> Judged:
         try:
-            reward = self.client.judge(problem_id, source, shape=self.shape, baseline=self.baseline)
+            reward = self._client().judge(problem_id, source, shape=self.shape, baseline=self.baseline)
         except Exception as exc:  # unreachable, busy, refused: the service's answer is no reward, never a zero
-            sha = hashlib.sha256(source.encode()).hexdigest()
-            reward = failure_reward("infra_error", f"reward service {self.where}: {type(exc).__name__}: {exc}",
-                                    self.shape, self.baseline, problem_id, sha)
+            reward = self._unreachable(problem_id, source, exc)
         return Judged(reward, None, summary, feedback_text(reward, None))
 
 
