@@ -259,6 +259,20 @@ def test_verl_compute_score_in_verls_calling_form(judge):
     assert chosen == {"score": 0.0, "kbench_reward_valid": 0.0, "kbench_correct": 0.0}
     with pytest.raises(AdapterError, match="ground_truth"):
         compute_score("kbench", reply(HONEST), None, judge=judge)
+    with pytest.raises(AdapterError, match="on_infra"):
+        compute_score("kbench", broken, PROBLEM, judge=judge, on_infra="zero")
+
+
+def test_verl_reward_kwargs_make_one_judge_per_setting():
+    """veRL passes reward_kwargs on every call: compute_score builds its Judge from them once (lists
+    included), and a completion without code is 0 without running anything."""
+    from kbench.adapters import reward_functions
+
+    kwargs = {"shape": "correct", "device": "cpu", "baselines": ["eager"], "trials": 1}
+    for _ in range(2):
+        assert compute_score("kbench", "prose only", PROBLEM, **kwargs)["score"] == 0.0
+    made = [j for j in reward_functions._JUDGES.values() if j.options == {"baselines": ["eager"], "trials": 1}]
+    assert len(made) == 1 and made[0].shape == "correct"
 
 
 def test_trl_reward_through_the_reward_service_in_one_batch(memo, tmp_path):

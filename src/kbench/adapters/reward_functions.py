@@ -6,7 +6,7 @@ completion), plus ``trainer_state``, ``log_extra`` and ``log_metric``; it wants 
 completion. The dataset needs a column naming each row's kbench problem (``problem_id``; rows from
 ``trl_rows``). **None** is what an infrastructure failure becomes: TRL turns it into NaN, and a
 completion for which every reward function gave None is "unscorable": left out of its group's mean and
-standard deviation, its advantage set to 0, so it moves nothing (trl 1.x, ``GRPOTrainer._calculate_rewards``
+standard deviation, its advantage set to 0, so it moves nothing (trl 1.16, ``GRPOTrainer._calculate_rewards``
 and ``_compute_advantages``). A 0 there would teach the policy that its kernel was wrong when the machine
 failed. Each batch also logs the verdict status per completion (``log_extra("kbench_status", ...)``) and
 the share of completions with no reward (``log_metric("kbench/no_reward", ...)``).
@@ -22,6 +22,7 @@ and the dict returned always says whether the score is a reward (``kbench_reward
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, Sequence
 
@@ -114,7 +115,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
         raise AdapterError(f"no kbench problem for a {data_source!r} sample: give its id as ground_truth "
                            "(reward_model.ground_truth, rows from verl_rows())")
     if judge is None:
-        key = (shape, baseline, device, service_url, token, tuple(sorted(judge_options.items())))
+        key = (shape, baseline, device, service_url, token, json.dumps(judge_options, sort_keys=True, default=str))
         with _JUDGES_LOCK:  # one Judge (and one service client) per setting, across veRL's calls
             judge = _JUDGES.get(key) or _JUDGES.setdefault(
                 key, Judge(shape=shape, baseline=baseline, device=device, options=dict(judge_options),
@@ -124,6 +125,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     if value is None:
         if on_infra == "raise":
             raise InfrastructureFailure(f"kbench could not judge a sample of {problem}: {judged.reward.reason}")
-        value = float(on_infra)
+        try:
+            value = float(on_infra)
+        except (TypeError, ValueError):
+            raise AdapterError(f"on_infra must be 'raise' or a number, not {on_infra!r}") from None
     return {"score": float(value), "kbench_reward_valid": float(judged.value is not None),
             "kbench_correct": float(judged.reward.status == "correct")}
