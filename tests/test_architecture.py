@@ -12,7 +12,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "kbench"
 # Bottom to top: a package may import its own modules and those of packages below it.
-LAYERS = ("core", "suite", "judge", "audit", "repo", "runs", "agents", "cli")
+LAYERS = ("core", "suite", "judge", "audit", "repo", "runs", "rewards", "agents", "serve", "adapters", "cli")
 MAX_MODULE_LINES = 500
 
 

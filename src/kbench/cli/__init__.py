@@ -10,13 +10,13 @@ of a run another process is judging (kbench.runs.writer).
 One module per command group, each only parsing options and printing:
 ``evaluate`` (eval, baseline, demo), ``problems`` (list, show), ``audit``, ``tasks`` (tasks list, show,
 audit; eval-patch: the repository track), ``run`` (run) and
-``scores`` (score, compare, export), ``views`` (runs, show, report);
+``scores`` (score, compare, export), ``views`` (runs, show, report), ``serve`` (serve: the reward service);
 ``verdicts`` renders verdicts for the terminal. May import every other layer; nothing imports it.
 """
 
 import typer
 
-from kbench.cli import audit, evaluate, problems, run, scores, tasks, views
+from kbench.cli import audit, evaluate, problems, run, scores, serve, tasks, views
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,7 +38,7 @@ def main(
     """A judge for AI-generated GPU kernels: correct first, then faster."""
 
 
-for group in (evaluate, problems, audit, tasks, run, scores, views):
+for group in (evaluate, problems, audit, tasks, run, scores, views, serve):
     group.register(app)
 
 if __name__ == "__main__":
