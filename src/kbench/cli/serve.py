@@ -11,7 +11,7 @@ import typer
 from kbench import judge
 from kbench.cli.common import DEVICE, POLICY, SIZE, HelpCommand, split_names, usage_error, usage_errors
 from kbench.core.versions import install_hint
-from kbench.judge.baselines import check_columns
+from kbench.judge.trusted.baselines import check_columns
 from kbench.runs.runner import default_baselines
 
 TOKEN_ENV = "KBENCH_SERVE_TOKEN"

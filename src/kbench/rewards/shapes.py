@@ -4,7 +4,7 @@ A shape only reads a verdict the judge has already given; it never judges. Every
 gives 0 to a candidate that is not correct (whatever its speed), so a faster wrong or
 cheating kernel earns exactly what a compile error earns, and the reward's ``reason``
 tells them apart. Speed is read on the lower bound of the speedup's 95% interval (where a
-re-evaluation's speedup lies, kbench.judge.pairs / docs/timing.md), not its median: a policy
+re-evaluation's speedup lies, kbench.judge.protocol.pairs / docs/timing.md), not its median: a policy
 then gains only from a speedup that noise does not explain, and a lucky timing of a slow
 kernel is not rewarded. Definitions, for the docs and the tests: docs/rewards.md.
 """
