@@ -223,7 +223,6 @@ CORPUS: list[Honest] = [
     _row("l1_sigmoid_checked_inputs.py", "level1/sigmoid", "checked-inputs one-launch huge-output"),
     _row("l1_matmul_transposed_b_strided.py", "level1/matmul_transposed_b", "strided-operand one-launch"),
     _row("l1_cumsum_associative_scan.py", "level1/cumsum", "library-scan-reduce one-launch huge-output"),
-    _row("l1_max_dim_custom_reduce.py", "level1/max_dim", "library-scan-reduce one-launch"),
     _row("l1_softmax_heuristics.py", "level1/softmax", "triton-heuristics one-launch"),
     _row("l1_softplus_launcher_class.py", "level1/softplus", "launcher-object one-launch huge-output"),
     _row("l1_relu6_logging_warnings.py", "level1/relu6", "logging-warnings one-launch huge-output"),
