@@ -16,7 +16,8 @@
 # patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
 # "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed", "--per-call" or "--lead-us 200"), pause-ramp
 # (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), fingerprint (what the digest of a
-# call's inputs and output costs), throughput
+# call's inputs and output costs), kb-matmul (float32 products in KernelBench's formats under both criteria,
+# benchmarks/kernelbench_matmul_gpu.py; KB_MATMUL_ONLY="naive tiled" for some), throughput
 # (40 CUDA builds in a run), prebuild (PREBUILD_FILES built at once, each judged once untimed on PREBUILD_PROBLEM,
 # default level1/relu: later steps judging them find their builds cached).
 set -u
@@ -41,6 +42,8 @@ run_step() {
         corpus) timeout "$limit" "$PY" benchmarks/false_positives.py --build-jobs 14 ${CORPUS_ONLY:+--only $CORPUS_ONLY} ${CORPUS_ARGS:-} \
             --out "$WORK/corpus.json" ;;
         exploits) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v ${EXPLOITS_K:+-k "$EXPLOITS_K"} tests/test_exploits.py ;;
+        kb-matmul) timeout "$limit" "$PY" benchmarks/kernelbench_matmul_gpu.py ${KB_MATMUL_ONLY:+--only $KB_MATMUL_ONLY} \
+            --out "$WORK/kb-matmul.json" ;;
         gpu-tests) timeout "$limit" "$PY" -m pytest -p no:cacheprovider -m gpu -v ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} tests \
             --ignore=tests/test_exploits.py ;;
         tasks-audit) timeout "$limit" "$PY" -m kbench tasks audit ${AUDIT_TASKS:-} --json > "$WORK/tasks-audit.json" ;;

@@ -103,6 +103,65 @@ def test_a_name_bound_both_ways_is_undecided_a_flag(header, body, rule):
     assert action("undecided", "strict") == action("undecided", "lenient") == "flag"
 
 
+# Every other static rule that reads a module's name, both ways in one row: (header, body) with
+# the name bound to the module finds ``rule`` as it always did (a rejection or a flag, as the rule
+# is); the same name bound to a value of the solution's own (an attribute, a function) finds nothing.
+BOTH_WAYS = [
+    ("import importlib\n", "m = importlib.import_module('kb' + 'ench')",
+     "", "importlib = self.loader\n        m = importlib.import_module('kb' + 'ench')", "dynamic-access"),
+    ("", "f = getattr(torch, 'syn' + 'chronize')",
+     "def getattr(obj, name):\n    return name\n", "f = getattr(torch, 'syn' + 'chronize')", "dynamic-access"),
+    ("", "f = compile('1', 'x', 'eval')", "def compile(fn):\n    return fn\n", "f = compile(torch.relu)",
+     "dynamic-access"),
+    ("", "f = torch.jit.script(torch.relu)", "", "jit = self.jit\n        f = jit.script(x)", "torch-compile"),
+    ("import inspect\n", "fr = inspect.currentframe()", "", "inspect = self.viewer\n        fr = inspect.currentframe()",
+     "introspection"),
+    ("import subprocess\n", "subprocess.run(['ls'])", "", "subprocess = self.runner\n        subprocess.run(['ls'])",
+     "threads"),
+    ("import multiprocessing\n", "multiprocessing.Process(target=print).start()",
+     "", "multiprocessing = self.pool\n        multiprocessing.Process(target=print).start()", "threads"),
+    ("import builtins\n", "builtins.print = len", "", "builtins = self.table\n        builtins.print = len",
+     "monkeypatch"),
+    ("import sys\n", "m = sys.modules['kbench.judge.timing']",
+     "", "sys = self.registry\n        m = sys.modules['kbench.judge.timing']", "harness-access"),
+    ("import os\n", "os.environ['NVIDIA_TF32_OVERRIDE'] = '1'", "", "env = {}\n        env['NVIDIA_TF32_OVERRIDE'] = '1'",
+     "global-state"),
+    ("", "torch.backends.cudnn.benchmark = True", "", "cudnn = self.settings\n        cudnn.benchmark = True",
+     "global-state"),
+    ("", "torch.manual_seed(0)", "", "manual_seed = self.seed\n        manual_seed(0)", "global-state"),
+    ("", "s = torch.cuda.Stream()", "", "Stream = self.make_stream\n        s = Stream()", "side-stream"),
+    ("", "y = x.to(torch.float16)", "", "float16 = self.dtype\n        y = x.to(float16)", "low-precision"),
+]
+
+
+@pytest.mark.parametrize("header, body, own_header, own_body, rule", BOTH_WAYS,
+                         ids=[f"{row[-1]}-{index}" for index, row in enumerate(BOTH_WAYS)])
+def test_every_static_rule_both_ways(header, body, own_header, own_body, rule):
+    assert rule in rules(source(body, header))
+    assert rules(source(own_body, own_header)) == set()
+
+
+# An attribute a module lacks, added (``if not hasattr(tl, "gelu"): tl.gelu = ...``, a name the
+# loaded module does not have): nothing of the module is replaced, so no monkeypatch; an
+# attribute the module has, assigned (guarded by another name or not at all), still is one.
+@pytest.mark.parametrize("header", [
+    "@triton.jit\ndef _gelu(x):\n    return x\nif not hasattr(tl, 'gelu_helper'):\n    tl.gelu_helper = _gelu\n",
+    "torch.my_helper_constant = 3\n",
+    "if not hasattr(torch, 'matmul'):\n    torch.matmul = print\n",  # never runs: torch has matmul
+])
+def test_an_attribute_a_module_lacks_added_is_no_monkeypatch(header):
+    assert rules(source("pass", header)) == set()
+
+
+@pytest.mark.parametrize("header", [
+    "torch.matmul = print\n",
+    "if not hasattr(torch, 'nn'):\n    torch.matmul = print\n",  # guarded by another name: runs, replaces matmul
+    "import time\nif not hasattr(time, 'monotonic_ns'):\n    pass\ntime.perf_counter = print\n",
+])
+def test_an_attribute_a_module_has_assigned_stays_monkeypatch(header):
+    assert "monkeypatch" in rules(source("pass", header))
+
+
 def test_a_path_in_a_string_is_no_rejection():
     """The system's information read to choose build flags is no finding; a process's
     descriptors named in a string are a flag: what is opened, the results channel decides."""

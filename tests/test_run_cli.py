@@ -399,3 +399,30 @@ def test_a_run_without_timing_judges_correctness_only_and_scores_no_speedup(cli,
     again = cli("run", "--run", "r", "--timing")
     assert again.exit_code == 2 and "measure_time: stored False, now True" in again.output
     assert "not timed (--no-timing): correctness only" in cli("score", "r").output
+
+
+def test_a_run_judged_by_kernelbench_s_criterion_records_it_and_passes_it_to_every_evaluation(cli, tmp_path,
+                                                                                             monkeypatch):
+    """kbench run --correctness (issue 58): as kbench eval's, kept with the run's settings, so that a
+    resumed run keeps it and a run given the other criterion is refused; the default passes nothing."""
+    problems, solutions = setup_run(tmp_path)
+    asked = []
+    judge = cli.judge
+
+    def judged(problem, solution, device, *, correctness="truth", **options):
+        asked.append(correctness)
+        return judge(problem, solution, device, **options)
+
+    monkeypatch.setattr(cli_runs, "evaluate", judged)
+    done = cli("run", "--run", "kb", "-s", solutions, "-p", problems, "--device", "cpu", "--correctness", "kernelbench",
+               "--json")
+    assert done.exit_code == 0, done.output
+    assert asked == ["kernelbench"] * 3
+    assert json.loads(done.stdout)["manifest"]["config"]["correctness"] == "kernelbench"
+    again = cli("run", "--run", "kb", "--correctness", "truth")
+    assert again.exit_code == 2 and "correctness: stored 'kernelbench', now 'truth'" in again.output, again.output
+    default = cli("run", "--run", "t", "-s", solutions, "-p", problems, "--device", "cpu", "--json")
+    assert default.exit_code == 0 and asked == ["kernelbench"] * 3 + ["truth"] * 3
+    assert json.loads(default.stdout)["manifest"]["config"]["correctness"] == "truth"
+    wrong = cli("run", "--run", "w", "-s", solutions, "-p", problems, "--device", "cpu", "--correctness", "exact")
+    assert wrong.exit_code == 2 and "--correctness 'exact': choose from truth, kernelbench" in wrong.output

@@ -87,6 +87,28 @@ TRAITS = frozenset({
     "cast-up",                # torch.amp.custom_fwd(cast_inputs=torch.float32)
     "native-thread-pool",     # an extension's C++ run on blocks from a thread pool forward opens and joins
     "callable-object",        # a pybind11 object of the extension called through __call__
+    # Habits of model-written answers (docs/measurements/2026-12-06-model-habits.md), issue 58 item 5.
+    "autograd-function",      # the kernel inside a torch.autograd.Function called through .apply
+    "language-extended",      # a helper added to triton.language where it lacks the name (hasattr guard)
+    "launch-cache",           # launch configurations kept in a module-level dict and an lru_cache
+    "import-guarded",         # Triton imported under try/except ImportError with a PyTorch path (HAS_TRITON)
+    "checked-inputs",         # TypeError/ValueError/assert on the input, data_ptr() alignment choosing a path
+    "strided-operand",        # an operand read through its strides (B.T never copied)
+    "library-scan-reduce",    # tl.associative_scan / tl.reduce with a combine function of its own
+    "triton-heuristics",      # @triton.heuristics choosing a block size from the arguments
+    "launcher-object",        # a launcher class of its own whose __call__ launches the kernel
+    "logging-warnings",       # a module logger (NullHandler, debug per call) and warnings.warn on a copy
+    "defaults-restated",      # torch.set_default_dtype(torch.float32), set_printoptions at import
+    "reproducibility-block",  # use_deterministic_algorithms(True, warn_only=True), cudnn.benchmark = False
+    "profiler-label",         # the launch inside torch.profiler.record_function
+    "compiler-disabled",      # the launcher decorated @torch.compiler.disable
+    "typed-config",           # typing.Final, TYPE_CHECKING imports, a frozen dataclass config, __all__
+    "openmp",                 # C++ for the CPU with #pragma omp parallel for (-fopenmp)
+    "aten-parallel",          # at::parallel_for inside AT_DISPATCH_FLOATING_TYPES
+    "hashed-build-name",      # an extension named by a hash of its source, its build log redirected
+    "own-parameters",         # parameters declared by hand and initialised as nn.Linear does
+    "launch-checked",         # CUDA launched on getCurrentCUDAStream() and C10_CUDA_KERNEL_LAUNCH_CHECK()
+    "persistent-grid",        # a persistent grid sized by the device's multiprocessor count
 })
 # cuda: C++/CUDA built by torch.utils.cpp_extension (load_inline or load); cpp: C++ for the CPU built the same way
 LANGUAGES = ("triton", "cuda", "cpp")
@@ -193,11 +215,31 @@ CORPUS: list[Honest] = [
     _row("l1_gelu_interpret_setdefault.py", "level1/gelu", "judge-environment one-launch huge-output"),
     _row("l1_rms_norm_final_eps.py", "level1/rms_norm", "typing-final one-launch huge-output"),
     _row("l1_gelu_tanh_custom_fwd.py", "level1/gelu_tanh", "cast-up one-launch huge-output"),
+    # Habits of model-written answers (issue 58 item 5, docs/measurements/2026-12-06-model-habits.md).
+    _row("l1_tanh_autograd_function.py", "level1/tanh", "autograd-function one-launch huge-output"),
+    _row("l1_hardtanh_language_extended.py", "level1/hardtanh", "language-extended one-launch huge-output"),
+    _row("l1_gelu_launch_cache.py", "level1/gelu", "launch-cache one-launch huge-output"),
+    _row("l1_relu_import_guarded.py", "level1/relu", "import-guarded one-launch huge-output"),
+    _row("l1_sigmoid_checked_inputs.py", "level1/sigmoid", "checked-inputs one-launch huge-output"),
+    _row("l1_matmul_transposed_b_strided.py", "level1/matmul_transposed_b", "strided-operand one-launch"),
+    _row("l1_cumsum_associative_scan.py", "level1/cumsum", "library-scan-reduce one-launch huge-output"),
+    _row("l1_softmax_heuristics.py", "level1/softmax", "triton-heuristics one-launch"),
+    _row("l1_softplus_launcher_class.py", "level1/softplus", "launcher-object one-launch huge-output"),
+    _row("l1_relu6_logging_warnings.py", "level1/relu6", "logging-warnings one-launch huge-output"),
+    _row("l1_elu_defaults_restated.py", "level1/elu", "defaults-restated one-launch huge-output"),
+    _row("l1_mish_reproducibility_boilerplate.py", "level1/mish", "reproducibility-block one-launch huge-output",
+         cpu_subset=True),
+    _row("l1_layer_norm_record_function.py", "level1/layer_norm", "profiler-label one-launch huge-output"),
+    _row("l1_gelu_tanh_compiler_disable.py", "level1/gelu_tanh", "compiler-disabled one-launch huge-output"),
+    _row("l1_leaky_relu_typed_config.py", "level1/leaky_relu", "typed-config one-launch huge-output"),
     # --- level 1, C++ for the CPU (load_inline; CPU only: the kernels read host memory) ---------
     _row("l1_relu_cpp_cpuinfo_flags.py", "level1/relu", "system-information one-launch", language="cpp"),
     _row("l1_swish_cpp_thread_pool.py", "level1/swish", "native-thread-pool", language="cpp"),
     _row("l1_leaky_relu_cpp_callable.py", "level1/leaky_relu", "callable-object one-launch", language="cpp"),
     _row("l1_hardsigmoid_cpp_torch_library.py", "level1/hardsigmoid", "custom-op one-launch", language="cpp"),
+    _row("l1_relu_cpp_openmp.py", "level1/relu", "openmp native-thread-pool one-launch", language="cpp"),
+    _row("l1_sigmoid_cpp_parallel_for.py", "level1/sigmoid", "aten-parallel one-launch", language="cpp"),
+    _row("l1_tanh_cpp_hashed_name.py", "level1/tanh", "hashed-build-name one-launch", language="cpp"),
     # --- level 1, GPU only (CUDA, streams, graphs, autotuning) ----------------------------
     _row("l1_matmul_square_cuda_naive.py", "level1/matmul_square", "slow one-launch", gpu_only=True, language="cuda"),
     _row("l1_mse_loss_cuda_single_block.py", "level1/mse_loss", "slow one-launch tiny-output", gpu_only=True,
@@ -225,6 +267,9 @@ CORPUS: list[Honest] = [
     _row("l1_gelu_tanh_cuda_device_fallback.py", "level1/gelu_tanh", "device-fallback one-launch huge-output",
          gpu_only=True, language="cuda"),
     _row("l1_gelu_tanh_sync_at_end.py", "level1/gelu_tanh", "sync-in-forward one-launch huge-output", gpu_only=True),
+    _row("l1_relu_cuda_launch_check.py", "level1/relu", "launch-checked current-stream one-launch huge-output",
+         gpu_only=True, language="cuda"),
+    _row("l1_softmax_persistent_sm_count.py", "level1/softmax", "persistent-grid one-launch", gpu_only=True),
     # Flagged side-stream until 2026-12-04: the static reading flagged every torch.cuda.stream(...),
     # also a context of the stream already current, which makes no stream.
     _row("l1_softsign_current_stream.py", "level1/softsign", "current-stream one-launch huge-output", gpu_only=True),
@@ -258,6 +303,7 @@ CORPUS: list[Honest] = [
          cpu_subset=True),
     _row("l2_linear_selu_out_variants.py", "level2/linear_selu", "out-variant kernelbench-style inplace-fresh-output"),
     _row("l2_conv2d_relu_max_pool_unused_modules.py", "level2/conv2d_relu_max_pool", "unused-module kernelbench-style"),
+    _row("l2_gemm_bias_relu_own_parameters.py", "level2/gemm_bias_relu", "own-parameters one-launch"),
     _row("l2_gemm_bias_relu_cuda_epilogue.py", "level2/gemm_bias_relu", "kernelbench-style", gpu_only=True,
          language="cuda"),
     _row("l2_conv2d_relu_cuda_default_stream.py", "level2/conv2d_relu", "default-stream kernelbench-style",

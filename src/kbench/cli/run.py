@@ -45,6 +45,7 @@ from kbench.cli.repo_scores import show_repo_score
 from kbench.cli.scores import print_score, score_document
 from kbench.cli.verdicts import one_line
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
+from kbench.judge.trusted.compare import CRITERIA, DEFAULT_CRITERION
 from kbench.judge.executor import default_build_jobs
 from kbench.runs import rejudge as rejudge_run
 from kbench.runs import runner, writer
@@ -173,6 +174,11 @@ def run_command(
     sandbox: Optional[bool] = typer.Option(None, "--sandbox/--no-sandbox", help="Run candidates in the OS sandbox "
                                            "(docs/trust.md); --no-sandbox is recorded with every verdict [default: "
                                            "sandbox].", rich_help_panel=JUDGE),
+    correctness: Optional[str] = typer.Option(
+        None, metavar="|".join(CRITERIA), help="How floating-point outputs are judged: truth (against the float64 "
+        "truth, within the tolerance plus a multiple of the reference's own error) or kernelbench (within the "
+        "tolerance of the reference's output, as KernelBench does): docs/judge.md; part of the run's settings "
+        f"[default: {DEFAULT_CRITERION}].", rich_help_panel=JUDGE),
     dtype: Optional[str] = typer.Option(None, help="The problems' variant judged (their KBENCH_DTYPES); problems "
                                         "without it are left out [default: float32].", metavar="|".join(DTYPES),
                                         rich_help_panel=PROBLEMS),
@@ -236,7 +242,8 @@ def run_command(
         judged = dict(device=device, baseline=split_names(baseline), size=size, trials=trials, timeout=timeout,
                       policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
                       precision=precision, pairs=pairs, max_pairs=max_pairs,
-                      decide_at=decide_points(decide_at) if decide_at else None, measure_time=timing)
+                      decide_at=decide_points(decide_at) if decide_at else None, measure_time=timing,
+                      correctness=correctness)
         generation = model_run.Generation(
             samples=samples, turns=turns, base_url=base_url, template=template, refine_template=refine_template,
             target=target, gpu=gpu, concurrency=concurrency,
@@ -255,7 +262,7 @@ def run_command(
                                                    policy=policy, sandbox=sandbox, limit=limit, measure_time=timing),
                 kernel_only={"--problems": problems, "--baseline": baseline, "--cuda-graph": cuda_graph, "--pairs": pairs,
                              "--max-pairs": max_pairs, "--decide-at": decide_at, "--dtype": dtype,
-                             "--precision": precision, "--target": target, "--build-jobs": build_jobs,
+                             "--precision": precision, "--correctness": correctness, "--target": target, "--build-jobs": build_jobs,
                              "--address": address, "--executor": None if executor == "local" else executor})
             return
         if rejudge is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from kbench.cli.common import UsageError, make_console
 from kbench.core.versions import install_hint
 from kbench.judge import DEFAULT_TIMEOUT, DEFAULT_TRIALS, resolve_device
+from kbench.judge.trusted.compare import CRITERIA, DEFAULT_CRITERION
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.protocol.timing import TimingSettings, check_settings
 from kbench.runs import runner
@@ -19,7 +20,8 @@ from kbench.suite.problem import DTYPES, resolve_size
 
 
 def config_and_plan(stored: RunConfig | None, solutions, problems, *, device, baseline, size, trials, timeout, policy,
-                    cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None):
+                    cuda_graph, sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None,
+                    correctness=None):
     """The run's config from the options, those left out taken from a stored run (or the defaults)."""
     if stored is None and (solutions is None or not problems):
         raise UsageError("a new run needs --model (or --solutions) and --problems")
@@ -28,14 +30,15 @@ def config_and_plan(stored: RunConfig | None, solutions, problems, *, device, ba
     judged = judge_settings(stored, device=device, baseline=baseline, size=size, trials=trials, timeout=timeout,
                             policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, limit=limit,
                             precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=decide_at,
-                            measure_time=measure_time)
+                            measure_time=measure_time, correctness=correctness)
     chosen = runnable(selection, judged["dtype"], judged["limit"], judged["precision"])
     plan = runner.plan_replay(chosen, solutions_dir)
     return runner.run_config(plan, selection=selection, solutions=solutions_dir, **judged), plan
 
 
 def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, timeout, policy, cuda_graph,
-                   sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None) -> dict[str, Any]:
+                   sandbox, dtype, limit, precision, pairs, max_pairs, decide_at, measure_time=None,
+                   correctness=None) -> dict[str, Any]:
     """How the run's candidates are judged (and how many problems, for a smoke
     run): each option as given, else as the run was stored, else the default;
     the device and size resolved, CUDA-graph timing only on a CUDA device. A
@@ -67,6 +70,7 @@ def judge_settings(stored: RunConfig | None, *, device, baseline, size, trials, 
         "pairs": pairs,
         "max_pairs": max_pairs,
         "decide_at": decide_at,
+        "correctness": check_correctness(correctness or (stored.correctness if stored else DEFAULT_CRITERION)),
     }
 
 
@@ -86,6 +90,12 @@ def shared_settings(stored: RunConfig | None, *, device, size, trials, timeout, 
         "limit": limit if limit is not None else stored.limit if stored else None,
         "measure_time": measure_time if measure_time is not None else stored.measure_time if stored else True,
     }
+
+
+def check_correctness(correctness: str) -> str:
+    if correctness not in CRITERIA:
+        raise UsageError(f"--correctness {correctness!r}: choose from {', '.join(CRITERIA)}")
+    return correctness
 
 
 def check_dtype(dtype: str) -> str:

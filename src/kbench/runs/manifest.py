@@ -26,6 +26,7 @@ import torch
 import kbench
 from kbench.core.versions import package_version
 from kbench.judge.protocol import state
+from kbench.judge.trusted.compare import DEFAULT_CRITERION
 from kbench.judge.guard import DEFAULT_POLICY
 from kbench.judge.processes.sandbox import NO_SANDBOX, find_sandbox
 from kbench.judge.protocol.timing import TimingSettings
@@ -99,6 +100,10 @@ class RunConfig:
     precision: str | None = None
     # False (kbench run --no-timing): candidates checked for correctness only, nothing timed; scores have no speedups.
     measure_time: bool = True
+    # How floating-point outputs are judged (kbench.judge.compare.CRITERIA: truth, kernelbench; kbench run
+    # --correctness). A run stored before the option was judged by the criterion then default, which each
+    # verdict records (its correct_kernelbench field); resuming it keeps the default.
+    correctness: str = DEFAULT_CRITERION
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":

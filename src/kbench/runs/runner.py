@@ -31,6 +31,7 @@ from kbench import judge
 from kbench.core.solution import Solution
 from kbench.core.verdict import Verdict
 from kbench.judge.trusted.baselines import check_columns
+from kbench.judge.trusted.compare import DEFAULT_CRITERION, check_criterion
 from kbench.judge.confirmation import Unconfirmed
 from kbench.judge.guard import DEFAULT_POLICY, check_policy
 from kbench.runs import repo_runner
@@ -281,6 +282,7 @@ def generated_config(
     max_pairs: int = 0,
     decide_at: Sequence[float] = (),
     measure_time: bool = True,
+    correctness: str = DEFAULT_CRITERION,
 ) -> RunConfig:
     """The config of a run whose solutions a model writes (``model``: PROVIDER/MODEL;
     ``generation``: kbench.agents.loop's settings, plain JSON values)."""
@@ -288,7 +290,7 @@ def generated_config(
         plan, selection, model, "", device=device, size=size, trials=trials, timeout=timeout, baselines=baselines,
         policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype, source=source, samples=samples, turns=turns,
         generation=generation, limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs,
-        decide_at=tuple(decide_at), measure_time=measure_time,
+        decide_at=tuple(decide_at), measure_time=measure_time, correctness=correctness,
     )
     if turns < 1:
         raise RunError(f"--turns {turns}: at least 1")
@@ -315,6 +317,7 @@ def run_config(
     max_pairs: int = 0,
     decide_at: Sequence[float] = (),
     measure_time: bool = True,
+    correctness: str = DEFAULT_CRITERION,
 ) -> RunConfig:
     """The config of a run that replays the solution files under ``solutions``."""
     solutions_sha256 = sha256_lines([f"{s.problem_id}\0{s.index}\0{s.name}\0{s.sha256}" for s in plan.samples])
@@ -322,7 +325,7 @@ def run_config(
         plan, selection, str(solutions.resolve()), solutions_sha256, device=device, size=size, trials=trials,
         timeout=timeout, baselines=baselines, policy=policy, cuda_graph=cuda_graph, sandbox=sandbox, dtype=dtype,
         limit=limit, precision=precision, pairs=pairs, max_pairs=max_pairs, decide_at=tuple(decide_at),
-        measure_time=measure_time,
+        measure_time=measure_time, correctness=correctness,
     )
 
 
@@ -333,6 +336,7 @@ def _config(
     """What every run's config holds, checked, plus its source's own ``fields``."""
     baselines = baselines or default_baselines(fields["device"])
     _check_baselines(baselines)
+    check_criterion(fields.get("correctness", DEFAULT_CRITERION))
     return RunConfig(
         selection=normalise_selection(selection),
         solutions=solutions,
@@ -465,9 +469,11 @@ def judge_sample(evaluate: Evaluate, config: RunConfig, problem: Problem, sample
 
 
 def untimed(config: RunConfig) -> dict[str, Any]:
-    """``measure_time=False`` for a run judged without timing (--no-timing), else nothing: a judge
-    stand-in that times everything (the tests' fakes) need not know the option."""
-    return {} if config.measure_time else {"measure_time": False}
+    """The options a run sets away from the judge's defaults: ``measure_time=False`` (--no-timing) and
+    ``correctness`` (--correctness kernelbench), else nothing: a judge stand-in that times everything by the
+    default criterion (the tests' fakes) need not know the options."""
+    return {**({} if config.measure_time else {"measure_time": False}),
+            **({} if config.correctness == DEFAULT_CRITERION else {"correctness": config.correctness})}
 
 
 def _describe_change(key: str, old: object, new: object) -> str:

@@ -21,6 +21,7 @@ import ast
 import re
 
 from kbench.judge.guard import ALWAYS_FLAG, Finding
+from kbench.judge.guard.additions import absent_from_loaded_module as absent_from_loaded, guarded_additions
 from kbench.judge.guard.names import SETTERS, Dotted, NameReader, every, matches
 from kbench.judge.guard.reference_op import reference_op_findings
 from kbench.judge.guard.settings import (PRECISION_NEUTRAL, harmless_autocast, harmless_environment,
@@ -142,8 +143,8 @@ class _Reader(NameReader):
                 first = sub.body[0]
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                     self.docstrings.add(id(first.value))
-        self.tree = node
-        self.bindings = _bindings(node)
+        self.tree, self.bindings = node, _bindings(node)
+        self.additions = guarded_additions(node, self.dotted)
         self.read_scopes(node)
         self.generic_visit(node)
 
@@ -361,7 +362,8 @@ class _Reader(NameReader):
                 if name.startswith("torch.backends"):
                     if not (isinstance(node, ast.Assign) and harmless_setting(name, node.value, self.dotted)):
                         self.add("global-state", f"assigns {name}", node, name)
-                elif root and root != "self" and root in self.modules() and name not in OUTPUT_STREAMS:
+                elif root not in ("", "self") and root in self.modules() and name not in OUTPUT_STREAMS and \
+                        id(node) not in self.additions and not absent_from_loaded(name):  # additions.py
                     self.add("monkeypatch", f"assigns {name}", node, name)
         self.generic_visit(node)
 
