@@ -27,9 +27,11 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import kbench
+from kbench.judge import build
 
 SMALL = "KBENCH_SMALL = {'M': 64, 'K': 160, 'N': 96}\n"  # kbench's small size (a CPU smoke run); KernelBench ignores it
 PROBLEMS = {
@@ -268,13 +270,15 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="kernelbench_"))
     write_problems(root)
     rows, failures = [], 0
+    chosen = [case for case in cases() if not args.only or any(word in case[1] for word in args.only)]
+    (root / "solutions").mkdir()
+    for _, name, source, _, _ in chosen:
+        (root / "solutions" / f"{name}.py").write_text(source)
+    with ThreadPoolExecutor(8) as pool:  # every CUDA build at once (each its own process), not one per evaluation
+        list(pool.map(lambda case: build(root / "solutions" / f"{case[1]}.py", args.device), chosen))
     print(f"{'problem':40s} {'solution':32s} {'criterion':11s} {'status':10s} {'share':>8s} {'ref err':>9s}  expected")
-    for problem, name, source, want_truth, want_kb in cases():
-        if args.only and not any(word in name for word in args.only):
-            continue
+    for problem, name, source, want_truth, want_kb in chosen:
         path = root / "solutions" / f"{name}.py"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(source)
         for criterion, want in (("truth", want_truth), ("kernelbench", want_kb)):
             started = time.perf_counter()
             verdict = kbench.evaluate(root / "level1" / problem, path, args.device, size=args.size, trials=args.trials,
