@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -323,7 +323,8 @@ def _described(node: Any, where: str, tensors: list[tuple[int, torch.Tensor]], e
 
 def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
     """Each tensor's bytes into ``buffer`` (uint8) at its offset, finished before it returns."""
-    with phase("output"), _one_cpu_thread():  # memory-bound: one thread, as the digest's (why: _one_cpu_thread)
+    # memory-bound: on a CPU one thread, as the digest's (why: _one_cpu_thread); a GPU's copy needs no CPU thread
+    with phase("output"), _one_cpu_thread() if buffer.device.type == "cpu" else nullcontext():
         for offset, tensor in tensors:
             raw = tensor.reshape(-1).view(torch.uint8)  # contiguous: pack_output's memory order
             buffer[offset:offset + raw.numel()].copy_(raw)
@@ -336,7 +337,7 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = Tru
     here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,
     in the candidate's process). Whatever the layout says is checked against the buffer:
     ValueError when it does not fit."""
-    with _one_cpu_thread():
+    with _one_cpu_thread() if copy and buffer.device.type == "cpu" else nullcontext():
         return _built(layout["tree"], buffer, copy)
 
 
