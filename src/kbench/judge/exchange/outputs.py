@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -80,20 +80,27 @@ def fingerprint(value: Any, where: str = "output") -> str:
     H200).
     """
     parts = []
-    with _one_cpu_thread():
-        for path, leaf in leaves(value, where)[0]:
+    found = leaves(value, where)[0]
+    with _one_cpu_thread(any(isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" for _, leaf in found)):
+        for path, leaf in found:
             parts.append(_leaf_digest(path, leaf))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 @contextmanager
-def _one_cpu_thread():
-    """The digest's reductions on one CPU thread. They are memory-bound, so a second
+def _one_cpu_thread(on_cpu: bool = True):
+    """The digest's reductions and the copies of packed tensors, where they are ``on_cpu``, on
+    one CPU thread. They are memory-bound, so a second
     thread gains nothing, and on a busy machine (other processes on every core) a
     reduction split over PyTorch's two threads waited 35-60 ms at the median for the
     one that was not scheduled, against 0.2-0.3 ms on one thread, for the same
     256 KiB output (docs/measurements/2026-12-02-cpu-fingerprint-threads.log): inside
-    the window the trusted clock compares with eager's, for either side at random."""
+    the window the trusted clock compares with eager's, for either side at random.
+    Work on a GPU needs no CPU thread, and switching PyTorch's threads there on every
+    copy cost the H100 about 2 ms a call (docs/measurements/2026-12-06-h100-null-partial.md)."""
+    if not on_cpu:
+        yield
+        return
     threads = _get_num_threads()
     _set_num_threads(1)
     try:
@@ -323,8 +330,7 @@ def _described(node: Any, where: str, tensors: list[tuple[int, torch.Tensor]], e
 
 def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -> None:
     """Each tensor's bytes into ``buffer`` (uint8) at its offset, finished before it returns."""
-    # memory-bound: on a CPU one thread, as the digest's (why: _one_cpu_thread); a GPU's copy needs no CPU thread
-    with phase("output"), _one_cpu_thread() if buffer.device.type == "cpu" else nullcontext():
+    with phase("output"), _one_cpu_thread(buffer.device.type == "cpu"):
         for offset, tensor in tensors:
             raw = tensor.reshape(-1).view(torch.uint8)  # contiguous: pack_output's memory order
             buffer[offset:offset + raw.numel()].copy_(raw)
@@ -337,7 +343,7 @@ def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = Tru
     here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,
     in the candidate's process). Whatever the layout says is checked against the buffer:
     ValueError when it does not fit."""
-    with _one_cpu_thread() if copy and buffer.device.type == "cpu" else nullcontext():
+    with _one_cpu_thread(copy and buffer.device.type == "cpu"):
         return _built(layout["tree"], buffer, copy)
 
 
