@@ -378,7 +378,8 @@ class _Evaluation:
         right after its read (``on_check`` told first)."""
         def check(call: Call) -> Comparison:
             on_check(call)
-            return self._check_call(reference, call, f"checking call {call.index} of {what}")
+            return self._check_call(reference, call, f"checking call {call.index} of {what}",
+                                    checks.every and call.index == 0)
 
         driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check,
                             on_finding=lambda finding: self._consider([finding]), record=record,
@@ -406,9 +407,12 @@ class _Evaluation:
             raise failure from None
         return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
 
-    def _check_call(self, reference: Worker, call: Call, what: str) -> Comparison:
-        """The reference checks the output of a call it read: the output is right."""
-        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what)
+    def _check_call(self, reference: Worker, call: Call, what: str, truth_on_pass: bool) -> Comparison:
+        """The reference checks the output of a call it read: the output is right. The float64 truth
+        is measured on a series' first trial (``truth_on_pass``: the verdict's errors against it);
+        every other check asks for it only where the reference's own output rejects a value, the one
+        place it decides (compare_outputs)."""
+        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what, truth_on_pass)
         self.handover.add("device" if self.device.startswith("cuda") else "shared memory")
         self.record["tolerance"].update(answer["tolerance"])
         return Comparison(**answer["comparison"])

@@ -52,7 +52,8 @@ def check_held(expected: Any, held: Any, msg: dict[str, Any], truth: Callable[[]
     if isinstance(held, BaseException):  # whatever the candidate wrote, it is not a readable output
         result = Comparison(False, "output", f"the output could not be read back ({type(held).__name__}: {held})")
     else:
-        result = compare_outputs(expected, held, expected_devices, msg["candidate_devices"], msg["tolerance"], truth)
+        result = compare_outputs(expected, held, expected_devices, msg["candidate_devices"], msg["tolerance"], truth,
+                                 msg.get("truth_on_pass", True) is not False)
     return {"comparison": asdict(result), "tolerance": tolerances}
 
 

@@ -316,10 +316,11 @@ class ReferenceSide:
             if series is not None:
                 series.setdefault(column, []).append(measured)
 
-    def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str) -> dict[str, Any]:
+    def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str,
+                   truth_on_pass: bool = True) -> dict[str, Any]:
         """The reference's check of the call whose output it read last (kbench.judge.exchange.outputs.check_held)."""
         message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance,
-                   "correctness": self.correctness}
+                   "correctness": self.correctness, "truth_on_pass": truth_on_pass}
         answer = self.ask(reference, what, message)
         self.truth.add(answer["comparison"])
         return answer
