@@ -72,18 +72,17 @@ class CallCapture:
                 self._pairs[side.problem.id].append(side._call_capture)
             side._call_capture.append(kept)
 
-    def take(self, problem_id: str, candidate_rounds_ms: list[float] | None, pair_count: int) -> list | None:
-        """The rounds kept for the verdict of ``problem_id`` whose candidate round medians are
-        ``candidate_rounds_ms`` over ``pair_count`` pairs: a list per pair of its rounds; None where
-        what was kept is not those rounds."""
+    def take(self, problem_id: str, eager_rounds_ms: list[float] | None, pair_count: int) -> list | None:
+        """The rounds kept for the verdict of ``problem_id`` whose eager round medians are ``eager_rounds_ms``
+        over ``pair_count`` pairs: a list per pair of its rounds; None where what was kept is not those rounds.
+        Matched on eager's medians: the candidate's in the verdict are of the times the judge accepted,
+        which the judge's clock replaces call by call (trusted_times), eager's are as reported."""
         with self._lock:
             pairs = self._pairs[problem_id]
             taken = [pairs.popleft() for _ in range(min(pair_count, len(pairs)))]
-        medians = [statistics.median(r["candidate_ms"]) for rounds in taken for r in rounds if r["candidate_ms"]]
-        # A round whose calls the judge's clock timed (trusted_times) has another median in the verdict
-        # than its reported times: most rounds must match, not all (on a busy CPU, a few never do).
-        matching = sum(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(medians, candidate_rounds_ms))
-        if not candidate_rounds_ms or len(medians) != len(candidate_rounds_ms) or matching * 2 <= len(medians):
+        medians = [statistics.median(r["eager_ms"]) for rounds in taken for r in rounds if r["eager_ms"]]
+        if not eager_rounds_ms or len(medians) != len(eager_rounds_ms) or any(
+                not math.isclose(a, b, rel_tol=1e-6) for a, b in zip(medians, eager_rounds_ms)):
             return None
         return taken
 

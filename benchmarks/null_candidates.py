@@ -85,7 +85,9 @@ def row(problem_id: str, verdict: kbench.Verdict, mode: str, timing: TimingSetti
             # reported time (excess), and the judge's clock from the draw asked for to "go", from "go" to
             # "done" (the call, its output packed, the messages), and from "done" to the output read
             "spans_ms": {f"{side}_{span}_ms": (verdict.timing or {}).get(f"{side}_{span}_ms")
-                         for side in ("candidate", "eager") for span in ("excess", "draw", "go", "read")}}
+                         for side in ("candidate", "eager") for span in ("excess", "draw", "go", "read")},
+            # how many of the candidate's timed calls the judge's clock timed (kbench.judge.trusted.calls.trusted_times)
+            "calls_timed_by_judge": (verdict.timing or {}).get("calls_timed_by_judge")}
 
 
 def protocol_name(timing: TimingSettings) -> str:
@@ -188,7 +190,7 @@ def main() -> None:
             with CallCapture() if args.per_call else nullcontext() as capture:
                 for done in judge_all(args.problems, args.repeats, args.device, args.mode, Path(tmp), timing):
                     if capture is not None:
-                        done["per_call"] = capture.take(done["problem"], done["rounds"]["candidate"],
+                        done["per_call"] = capture.take(done["problem"], done["rounds"]["eager"],
                                                         len(done["pairs"]["pair_speedups"] or [None]))
                     print(json.dumps({k: v for k, v in done.items() if k != "per_call"}), flush=True)
                     with open(args.out, "a") as out:

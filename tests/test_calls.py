@@ -26,6 +26,7 @@ from kbench.judge.trusted.calls import (
     ProtocolViolation,
     record_index,
     replayed_calls,
+    trusted_clock_limit,
     trusted_times,
 )
 from kbench.judge.exchange.outputs import check_held, copy_packed, fingerprint, pack_output, unpack_output
@@ -270,14 +271,6 @@ def test_a_clock_reading_no_clock_gives_is_a_forged_report():
     assert raised.value.finding.rule == "forged-report"
 
 
-def test_changed_inputs_are_a_finding_of_the_trusted_sides_read():
-    heard = []
-    driver = driver_for(on_finding=heard.append)
-    driver.trusted.read = lambda done: {"ok": True, "inputs_changed": True}
-    drive(driver)
-    assert {f.rule for f in heard} == {"input-mutated"} and len(heard) == 5
-
-
 def test_the_judge_clock_stamps_every_call_from_draw_to_read():
     clock = SteppedClock(0.0)
     driver = driver_for()
@@ -314,7 +307,9 @@ def test_trusted_times_keep_the_reported_time_within_eagers_excess():
 def test_trusted_times_take_the_judges_clock_where_a_call_reported_too_little():
     # The candidate reports 0.1 ms a call, yet the judge saw 2 ms more pass than for eager.
     accepted, measured, findings = trusted_times([calls(2.4, 0.1)] * 3, [calls(2.3, 2.0)] * 3, "cuda")
-    assert accepted == [[pytest.approx(2.1)] * 20] * 3  # its span less eager's excess: no gain
+    allowed = trusted_clock_limit(0.3, 0.1, "cuda")
+    assert allowed < 0.7  # 1.1 x eager's 0.3 ms + 0.3 ms + 5% of 0.1 ms
+    assert accepted == [[pytest.approx(2.4 - allowed)] * 20] * 3  # its span less the allowance: no more gain
     assert [f.rule for f in findings] == ["trusted-clock"] and "60 of 60 timed calls" in findings[0].message
     assert measured["calls_timed_by_judge"] == 60
 
@@ -326,7 +321,8 @@ def test_trusted_times_are_decided_call_by_call_not_by_medians():
     honest, cheat = calls(1.3, 1.0), calls(3.3, 0.01)
     mixed = [c if i % 3 else cheat[i] for i, c in enumerate(honest)]
     accepted, _, findings = trusted_times([mixed], [calls(2.3, 2.0)], "cuda")
-    assert [t == pytest.approx(3.0) for t in accepted[0]] == [i % 3 == 0 for i in range(20)]
+    hidden = 3.3 - trusted_clock_limit(0.3, 0.01, "cuda")
+    assert [t == pytest.approx(hidden) for t in accepted[0]] == [i % 3 == 0 for i in range(20)]
     assert findings == []  # the median did not move: seven calls timed by the judge's clock, nothing to flag
 
 
@@ -343,7 +339,18 @@ def test_trusted_times_hold_each_round_against_eager_of_that_round():
     accepted, _, findings = trusted_times([loaded] * 3, [eager_loaded] * 3, "cuda")
     assert findings == [] and accepted == [[1.0] * 20] * 3
     accepted, _, findings = trusted_times([loaded] * 3, [calls(2.3, 2.0)] * 3, "cuda")
-    assert [f.rule for f in findings] == ["trusted-clock"] and accepted[0][0] == pytest.approx(7.0)
+    assert [f.rule for f in findings] == ["trusted-clock"]
+    assert accepted[0][0] == pytest.approx(7.3 - trusted_clock_limit(0.3, 1.0, "cuda"))
+
+
+def test_an_honest_round_a_little_slower_than_eager_s_loses_only_what_passed_the_allowance():
+    """On the H100 a round's median excess moved by up to 1 ms of 8-17 between the candidate's and
+    eager's calls: such a round keeps nearly all of its reported time, not its span less eager's excess."""
+    accepted, _, _ = trusted_times([calls(2.0 + 11.5, 2.0)], [calls(2.0 + 10.6, 2.0)], "cuda")
+    assert accepted[0] == [2.0] * 20  # within the allowance
+    accepted, _, _ = trusted_times([calls(2.0 + 12.5, 2.0)], [calls(2.0 + 10.6, 2.0)], "cuda")
+    assert accepted[0][0] == pytest.approx(14.5 - trusted_clock_limit(10.6, 2.0, "cuda"))
+    assert accepted[0][0] < 2.0 + 0.5  # not 2.0 + 1.9 (its span less eager's excess)
 
 
 def test_a_reported_zero_is_never_a_time():

@@ -10,9 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 import kbench
+from kbench.judge.exchange.outputs import same_bits
 from kbench.judge.protocol.timing import TimingSettings
+from kbench.judge.trusted.reference import load_message
+from kbench.judge.worker.session import Session
+from kbench.suite import find_problem
 
 BOUNDARY = Path(__file__).parent / "exploits" / "boundary"
 QUICK = TimingSettings(warmup_calls=1, warmup_seconds=0.0, min_calls=3, max_calls=5, budget_seconds=1.0, rounds=2)
@@ -46,3 +51,24 @@ def test_work_hidden_from_the_clock_around_forward_is_in_the_judges_time(name, p
 def test_work_at_an_input_draw_in_the_candidates_process_finds_no_draw(policy, device):
     verdict = _judge("draw_hook_relu", policy, device)
     assert not verdict.correct and verdict.status in {"incorrect", "rejected"}, verdict.reason
+
+
+def test_the_reference_reads_changed_inputs_itself_and_never_blames_a_problem_s_own_draws():
+    """``input-mutated`` rests on the reference's own reading: the shared inputs a checked call left,
+    byte for byte against the seed's inputs drawn again, in the reference's process."""
+    session = Session()
+    session.load({**load_message(find_problem("level1/relu"), "cpu", "small", 1), "role": "reference"})
+    session.draw({"seed": 7})
+    assert not session._inputs_changed(session.inputs(7), 7)
+    shared = session.inputs_out.tensor(session.drawn["layout"]["nbytes"])
+    shared[0] ^= 1  # one bit of the first input changed, as a call writing into its input would
+    assert session._inputs_changed(session.inputs(7), 7)
+    session.inputs = lambda seed: [torch.randn(16, 4096)]  # a problem that draws other inputs for one seed
+    assert not session._inputs_changed(session.inputs(7), 7)
+
+
+def test_same_bits_is_exact():
+    x = torch.tensor([0.0, float("nan"), 1.0])
+    assert same_bits([x, 3], [x.clone(), 3])
+    assert not same_bits([x], [torch.tensor([-0.0, float("nan"), 1.0])])  # a signed zero differs
+    assert not same_bits([x, 3], [x, 4]) and not same_bits([x], [x.double()])

@@ -415,6 +415,9 @@ class _Evaluation:
         answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what, truth_on_pass)
         self.handover.add("device" if self.device.startswith("cuda") else "shared memory")
         self.record["tolerance"].update(answer["tolerance"])
+        if answer.get("inputs_changed") is True:  # the reference's own reading of the shared inputs
+            self._consider([Finding("input-mutated", f"call {call.index}: the shared inputs after the call are not "
+                                    "those the trusted side drew (changed during forward)")])
         return Comparison(**answer["comparison"])
 
     # --- the guard's judge-side rules -------------------------------------

@@ -339,6 +339,18 @@ def copy_packed(tensors: list[tuple[int, torch.Tensor]], buffer: torch.Tensor) -
             torch.cuda.synchronize(buffer.device)
 
 
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether two values (a call's inputs, say) have one structure and their tensors the same
+    bytes: exact, NaNs and signed zeros included, and read once, with no digest kept between."""
+    layout_a, tensors_a = pack_output(a)
+    layout_b, tensors_b = pack_output(b)
+    if layout_a != layout_b:
+        return False
+    with _one_cpu_thread(any(t.device.type == "cpu" for _, t in tensors_a)):
+        return all(torch.equal(x.reshape(-1).view(torch.uint8), y.reshape(-1).view(torch.uint8))
+                   for (_, x), (_, y) in zip(tensors_a, tensors_b))
+
+
 def unpack_output(layout: dict[str, Any], buffer: torch.Tensor, copy: bool = True) -> Any:
     """The structure ``layout`` describes, copied out of ``buffer`` (another process's, mapped
     here) into this process's own memory, or with ``copy=False`` as views of it (a call's inputs,

@@ -2,19 +2,21 @@
 its own clock, counts the calls, and secretly picks which ones to check.
 
 A worker makes every call the same way (``worker.Session.calls``); what a call
-is for lives only here, in the judge's process. For each call the judge sends
-a seed (the inputs exist nowhere before that), stamps its own monotonic clock,
-and stamps it again when the worker reports the call done, with its clock's
-reading and the fingerprint of its output and inputs. Only then does the
-judge say whether it wants that call saved: a candidate cannot know, while it
-computes, whether the call is a trial, a timed call, or both (every timed call
-may be checked). A saved call is checked right away (``on_saved``), before the
-worker gets its next order, so it holds only one output for the reference at
-a time; the check's time is not the worker's and does not count against the
-series' budget. The protocol's counting (warm-up, when to stop) is the
-judge's ``StopRule``, fed with the times the worker reports: a worker that
-lies about them changes only when the judge stops, never what it believes
-about the time, which ``trusted_clock_findings`` bounds by the judge's clock.
+is for lives only here, in the judge's process. For each call the trusted side
+(the reference worker) draws the seed's inputs into shared memory, the worker
+is told to go, reports the call done with its clock's reading, and the trusted
+side copies the output out; the judge's clock runs from the draw asked for to
+the output read. Only then does the judge say whether it checks that call: a
+candidate cannot know, while it computes, whether the call is a trial, a timed
+call, or both (every timed call may be checked). A checked call is checked
+right away (``on_saved``: its output against the reference's, the shared inputs
+against the seed's drawn again), before the worker gets its next order, so the
+reference holds one output at a time; the check's time is not the worker's and
+does not count against the series' budget. The protocol's counting (warm-up,
+when to stop) is the judge's ``StopRule``, fed with the times the worker
+reports: a worker that lies about them changes only when the judge stops,
+never the time it is given, which ``trusted_times`` bounds call by call by the
+judge's clock.
 """
 
 from __future__ import annotations
@@ -78,7 +80,6 @@ class Call:
     host_ms: float = 0.0  # the worker's host clock around the synchronised call
     devices: dict[str, str] | None = None  # each output tensor's device, as the worker reported it
     layout: dict[str, Any] | None = None  # the output's layout in the worker's shared buffer
-    inputs_changed: bool = False  # the trusted side found the shared inputs changed after the call
     checked: bool = False  # the judge picked it for the reference to check
     comparison: Any = None  # the reference's check of the call (a compare.Comparison)
     checked_at: float = 0.0  # the judge's clock when the check ended
@@ -169,7 +170,7 @@ class CallDriver:
     ``on_call`` is told of each call as it is handed out, before the judge's clock
     for it starts (a progress display of the trials); ``on_finding`` hears of a call whose
     output the worker saw was not plain tensors before its clock stopped
-    (``output-subclass``) and of one that changed its inputs (``input-mutated``).
+    (``output-subclass``).
     With ``record``, one call, picked in secret (``random.SystemRandom``) among
     the series' first ``min_calls`` (all of a trial series) but the first
     (``record_index``), is the one the worker is told to record the operations
@@ -295,13 +296,9 @@ class CallDriver:
         call.judge_ms = (received - self._sent_at) * 1000
         call.steps_ms = ((self._go_at - self._sent_at) * 1000, (self._done_at - self._go_at) * 1000,
                          (received - self._done_at) * 1000)
-        call.inputs_changed = read.get("inputs_changed") is True
         self.open, self._step = None, ""
         self.calls.append(call)
         self.rule.record(call.kind, call.clock_ms, call.host_ms)
-        if call.inputs_changed and self.on_finding is not None:
-            self.on_finding(Finding("input-mutated", f"call {call.index}: the shared inputs after the call are not "
-                                    "those the trusted side drew (changed during forward)"))
         upcoming = self._next_kind()
         if self.checks is not None and self.checks.wanted(call, self.rule, self.calls, upcoming is None):
             call.checked = True
@@ -375,7 +372,11 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     span holds the draw, the flush, the packing, the copies and the messages, which eager's
     calls of the same round hold too (their median excess). A call whose span passes the
     reported time by more than eager's excess allows (``trusted_clock_limit``) is timed by the
-    judge's clock instead: its span less eager's excess. Call by call, so that work moved to a
+    judge's clock instead: its span less that allowance. An attacker gains at most the allowance
+    (as before, when such a call's span less eager's excess was taken), and an honest call whose
+    round of spans ran a little slower than eager's (on the H100 a round's median excess moved by
+    up to 1 ms of 8-17 between the two sides) loses only what passed the allowance, not all of it
+    (docs/measurements/2026-12-06-h100-null-after-truth-change.md). Call by call, so that work moved to a
     different place in each call cannot hide behind medians; no rejection, since a candidate
     gains nothing by it, and an honest call delayed by the machine only loses a little of its
     own time (a flag says how many calls, with the first one's readings, where that moved the
@@ -388,8 +389,9 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
         excess = statistics.median(c.judge_ms - c.clock_ms for c in base) if base else 0.0
         times = []
         for call in cand:
-            if call.judge_ms - call.clock_ms > trusted_clock_limit(excess, call.clock_ms, device):
-                times.append(call.judge_ms - excess)
+            allowed = trusted_clock_limit(excess, call.clock_ms, device)
+            if call.judge_ms - call.clock_ms > allowed:
+                times.append(call.judge_ms - allowed)
                 replaced.append((index, call, excess))
             else:
                 times.append(call.clock_ms)

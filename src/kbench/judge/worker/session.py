@@ -17,8 +17,7 @@ Commands:
   memory shared with the candidate's process (kbench.judge.exchange.buffers), then the
   caches flushed: the candidate never runs the problem's input function;
 - ``read`` (reference): right after a call, its output copied out of the
-  candidate's shared memory into this process's own, and the shared inputs
-  fingerprinted again (were they changed?);
+  candidate's shared memory into this process's own;
 - ``calls``: a series of calls driven by the judge (kbench.judge.trusted.calls): for
   each, the worker asks for the next order: ``go`` (make one
   ``timing.TimedCall`` on views of the shared inputs, pack the output into
@@ -33,7 +32,8 @@ Commands:
   and stack as every other call, with the recorder and the runtime guard's
   watchers entered around its clock;
 - ``compare`` (reference): check the output last read against the
-  reference's output for the same seed (kbench.judge.exchange.outputs);
+  reference's output for the same seed (kbench.judge.exchange.outputs), and
+  the shared inputs against the seed's inputs drawn again (did the call change them?);
 - ``audit``: the problem audit's measurements (``problem_checks``; kbench.audit decides).
 - ``probe`` (reference): a one-element kernel's round trips, to see whether the
   GPU is quiet before a baseline is timed (``kbench.judge.protocol.quiet``).
@@ -76,7 +76,7 @@ from kbench.judge.worker.loading import (
 )
 from kbench.judge.exchange.buffers import Inbox, Outbox
 from kbench.judge.exchange.outputs import (
-    check_held, copy_packed, describe_devices, fingerprint, pack_output, unpack_output, warm_digest,
+    check_held, copy_packed, describe_devices, pack_output, same_bits, unpack_output, warm_digest,
 )
 from kbench.judge.protocol.quiet import launch_round_trips_ms
 from kbench.judge.trusted.truth import Truth
@@ -118,7 +118,7 @@ class Session:
         self.outputs_out: Outbox | None = None
         self.outputs_in: dict[str, Inbox] = {}  # (reference) each writer's output buffer, by the writer's name
         self.flusher: timing.CacheFlusher | None = None  # the caches flushed after each draw
-        self.drawn: dict[str, Any] | None = None  # the last draw's layout and its inputs' fingerprint
+        self.drawn: dict[str, Any] | None = None  # the last draw's layout
         self.held: Any = None  # the last call's output as read (or why it could not be)
         self.truth: Truth | None = None  # (reference) the model's float64 twin, for checks (kbench.judge.trusted.truth)
 
@@ -293,14 +293,15 @@ class Session:
     def draw(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) the inputs of ``msg["seed"]``, drawn here and packed into the shared inputs
         buffer (its descriptor sent to the judge when the candidate's process does not hold it yet,
-        with ``share``), their fingerprint kept, the caches flushed."""
+        with ``share``), the caches flushed. Whether a call changed them is asked where the judge
+        checks the call (``compare``): against the same seed's inputs drawn again."""
         args = self.inputs(int(msg["seed"]))
         layout, tensors = pack_output(args)
         self.inputs_out.reserve(layout["nbytes"])
         shared = self.inputs_out.tensor(layout["nbytes"])
         copy_packed(tensors, shared)
         del args, tensors
-        self.drawn = {"layout": layout, "inputs": fingerprint(unpack_output(layout, shared, copy=False), "inputs")}
+        self.drawn = {"layout": layout}
         fresh = bool(msg.get("share")) and self.inputs_out.share(self.handles, str(msg["share"]))
         if self.flusher is None:
             self.flusher = timing.CacheFlusher(self.device)
@@ -311,7 +312,7 @@ class Session:
     def read(self, msg: dict[str, Any]) -> dict[str, Any]:
         """(Reference) the output of the call just made, copied out of the writer's shared buffer
         (the candidate's; with ``own``, this worker's) into memory of this process's own, and held
-        for a check; and whether the call left the shared inputs as they were drawn."""
+        for a check."""
         layout = msg.get("layout")
         try:
             if not isinstance(layout, dict) or not isinstance(layout.get("nbytes"), int):
@@ -327,11 +328,8 @@ class Session:
             self.held = unpack_output(layout, source)
         except Exception as exc:  # noqa: BLE001 - an output that cannot be read is the candidate's answer
             self.held = exc
-        drawn = self.drawn or {}
-        inputs = unpack_output(drawn["layout"], self.inputs_out.tensor(drawn["layout"]["nbytes"]), copy=False)
-        changed = fingerprint(inputs, "inputs") != drawn.get("inputs")
         self._sync()
-        return {"ok": True, "inputs_changed": changed}
+        return {"ok": True}
 
     def _one_call(self, call: timing.TimedCall, go: dict[str, Any]) -> dict[str, Any]:
         """One call on views of the shared inputs, its output packed into this worker's shared
@@ -374,11 +372,22 @@ class Session:
         """(Reference) the expected output for the call's seed, and the output last
         read (``read``) checked against it, here."""
         args = self.inputs(msg["seed"])
+        changed = self._inputs_changed(args, msg["seed"])
         out = self.forward(args)
         checked = check_held(out, self.held, msg, lambda: self.truth.output(self.inputs(msg["seed"]), out))
         del args, out
         self._release_cached_memory()
-        return {"ok": True, **checked}
+        return {"ok": True, **checked, "inputs_changed": changed}
+
+    def _inputs_changed(self, args: list[Any], seed: int) -> bool:
+        """(Reference) whether the shared inputs, as the call just read left them, differ from
+        ``args``, the same seed's inputs drawn again (before forward, which may change them): never
+        where the problem itself draws other inputs for one seed (a third draw tells)."""
+        layout = (self.drawn or {}).get("layout")
+        if layout is None or self.inputs_out is None:
+            return False
+        shared = unpack_output(layout, self.inputs_out.tensor(layout["nbytes"]), copy=False)
+        return not same_bits(shared, args) and same_bits(args, self.inputs(seed))
 
     def _order_from_judge(self, report: dict[str, Any]) -> dict[str, Any]:
         """Report, and wait for the judge's next order."""
