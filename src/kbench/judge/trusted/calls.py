@@ -376,7 +376,7 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     (as before, when such a call's span less eager's excess was taken), and an honest call whose
     round of spans ran a little slower than eager's (on the H100 a round's median excess moved by
     up to 1 ms of 8-17 between the two sides) loses only what passed the allowance, not all of it
-    (docs/measurements/2026-12-06-h100-null-after-truth-change.md). Call by call, so that work moved to a
+    (docs/measurements/2026-12-06-h100-null-lazy-truth.md). Call by call, so that work moved to a
     different place in each call cannot hide behind medians; no rejection, since a candidate
     gains nothing by it, and an honest call delayed by the machine only loses a little of its
     own time (a flag says how many calls, with the first one's readings, where that moved the

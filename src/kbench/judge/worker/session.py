@@ -129,6 +129,8 @@ class Session:
 
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.device = torch.device(msg["device"])
+        if self.device.type == "cuda" and self.device.index is None:  # "cuda": memory queries need its index
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.role = msg["role"]
         # A consumer (the candidate, or a baseline column timed as the candidate is) gets its inputs from
         # the reference and hands its outputs to it; a reference alone draws and reads its own.
