@@ -18,8 +18,8 @@
 # (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), fingerprint (what the digest of a
 # call's inputs and output costs), kb-matmul (float32 products in KernelBench's formats under both criteria,
 # benchmarks/kernelbench_matmul_gpu.py; KB_MATMUL_ONLY="naive tiled" for some), throughput
-# (40 CUDA builds in a run), prebuild (PREBUILD_FILES built at once, each judged once untimed on PREBUILD_PROBLEM,
-# default level1/relu: later steps judging them find their builds cached).
+# (40 CUDA builds in a run), prebuild (PREBUILD_FILES built at once into their build caches by kbench.judge.build,
+# as an evaluation builds them: later steps judging them find them built; `kbench eval`s would take the device in turn).
 set -u
 OUT=${OUT:-/tmp/out}
 WORK=$(mktemp -d)
@@ -65,9 +65,13 @@ run_step() {
                     --budget 100000 --out "$WORK/build-scaling-$n.json"
             done
             kill "$sampler" ;;
-        prebuild) for file in ${PREBUILD_FILES:-}; do  # CUDA solutions built at once into their build caches
-                timeout "$limit" "$PY" -m kbench eval -p "${PREBUILD_PROBLEM:-level1/relu}" "$file" --device cuda \
-                    --no-timing --trials 1 --plain & done; wait ;;
+        prebuild) timeout "$limit" "$PY" -c '
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from kbench.judge import build  # into each source'"'"'s build cache, sandboxed, as an evaluation builds it
+with ThreadPoolExecutor(max(1, len(sys.argv) - 1)) as pool:
+    for path, built in zip(sys.argv[1:], pool.map(lambda path: build(path, "cuda"), sys.argv[1:])):
+        print(path, built)' ${PREBUILD_FILES:-} ;;
         build-paths) timeout "$limit" "$PY" benchmarks/build_paths.py ${BUILD_PATHS_ARGS:-} --out "$WORK/build-paths.json" ;;
         pause-ramp) timeout "$limit" "$PY" benchmarks/pause_ramp.py ${RAMP_ARGS:-} --out "$WORK/pause-ramp.json" ;;
         fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
