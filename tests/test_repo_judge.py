@@ -10,6 +10,7 @@ its workload spawn sandboxed processes and are marked slow.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from typer.testing import CliRunner
 
 from kbench.cli import app
 from kbench.cli.tasks import print_patch_verdict
-from kbench.judge.processes.sandbox import find_sandbox
+from kbench.judge.processes.sandbox import UID_BASE, find_sandbox
 from kbench.repo import Patch, TaskError, evaluate_patch, find_task, load_task, solved, suite_tasks
 from kbench.repo.audit import _broken, audit_task
 from kbench.repo.checkout import checkout, copy_tree
@@ -321,6 +322,18 @@ def test_the_tests_are_told_the_judged_device_as_they_see_it(tmp_path):
     assert run_tests(tree, ["tests/test_device.py"], "cpu", timeout=120, sandbox=find_sandbox(), build_key="device",
                      scratch=tmp_path).status == "failed"  # the test above can fail
     assert [device_in_tests(d) for d in ("cpu", "cuda:0", "cuda:3")] == ["cpu", "cuda:0", "cuda:0"]
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root gives a sandbox a uid of its own")
+def test_a_repository_s_tests_run_as_a_uid_of_their_own(tmp_path):
+    """A test run is the candidate's code: as root it runs as a sandbox uid of its own, not the uid
+    every sandbox once shared, so it can use up no other sandbox's processes."""
+    tree = tmp_path / "repo"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_uid.py").write_text(f"import os\n\ndef test_uid():\n    assert os.getuid() >= {UID_BASE}\n")
+    run = run_tests(tree, ["tests/test_uid.py"], "cpu", timeout=120, sandbox=find_sandbox(), build_key="uid",
+                    scratch=tmp_path)
+    assert run.status == "passed", run.summary() + run.output
+
 
 @pytest.mark.slow
 def test_a_broken_patch_fails_a_hidden_test_and_is_named(fixture):

@@ -6,7 +6,7 @@ wrote reaches the workload or an agent (docs/patches.md, what the judge trusts).
 
 The tests import the patched repository, which is the candidate's code: they
 run in the same OS sandbox as every candidate process (kbench.judge.processes.sandbox:
-its own mount, PID and network namespaces, uid 65534, writable only its
+its own mount, PID and network namespaces, a uid of its own as root, writable only its
 scratch folder and its build cache, an environment of a few named
 variables), in a process group the judge kills at the time limit, with the
 judge's host memory limit on the whole tree. pytest writes a JUnit XML report
@@ -47,7 +47,9 @@ from kbench.judge.builds.cache import candidate_build_dir
 
 from kbench.judge.processes.devices import gpu_turn, worker_env
 from kbench.judge.processes.process import OutputTail, default_memory_limit
-from kbench.judge.processes.sandbox import BUILD_MOUNT, Sandbox, candidate_env, give_to_candidate, limit_processes
+from kbench.judge.processes.sandbox import (
+    BUILD_MOUNT, Sandbox, SandboxIdentity, candidate_env, give_to_candidate, limit_processes,
+)
 from kbench.repo.task import Task, TaskError
 
 REPORT_NAME = "junit.xml"
@@ -177,20 +179,28 @@ def run_tests(tree: Path, tests: list[str], device: str, *, timeout: float, sand
     # pytest run from the repository's root, so that what it prints names the repository's paths.
     argv = [sys.executable, "-c", RUN_PYTEST, str(tree), "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
             f"--junitxml={report}", f"--rootdir={tree}", *tests]
-    if sandbox is not None:
-        give_to_candidate(scratch, build)
-        argv = sandbox.wrap(argv, scratch=scratch, build=build, env=env, filter_env=False, hostname="kbench-tests")
-    started = time.monotonic()
-    process = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True,
-                               preexec_fn=limit_processes if sandbox else None)
-    tail = OutputTail()
-    reader = threading.Thread(target=_drain, args=(process, tail), daemon=True)
-    reader.start()
-    ended = _wait(process, started + timeout, default_memory_limit())
+    # As root, the run is a uid of its own (no test run or candidate can use up another's processes),
+    # given back once the run's PID namespace, and so everything it started, is gone.
+    identity = SandboxIdentity() if sandbox is not None else None
+    try:
+        if sandbox is not None:
+            give_to_candidate(scratch, build, uid=identity.uid)
+            argv = sandbox.wrap(argv, scratch=scratch, build=build, env=env, filter_env=False,
+                                hostname="kbench-tests", uid=identity.uid)
+        started = time.monotonic()
+        process = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=limit_processes if sandbox else None)
+        tail = OutputTail()
+        reader = threading.Thread(target=_drain, args=(process, tail), daemon=True)
+        reader.start()
+        ended = _wait(process, started + timeout, default_memory_limit())
+        reader.join(timeout=2)
+    finally:
+        if identity is not None:
+            identity.release()
     if ended and ended[0] == "timeout":
         ended = ("timeout", f"the tests did not finish within {timeout:g} s")
-    reader.join(timeout=2)
     run = TestsRun("", output=_relative(tail.text(), tree), output_bytes=tail.total_bytes,
                    seconds=time.monotonic() - started)
     if ended:
