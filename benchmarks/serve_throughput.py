@@ -18,6 +18,10 @@ the network by `pip download --only-binary=:all: --python-version 3.12 --platfor
 
     pip install --no-index --find-links .whl/serve fastapi uvicorn && PYTHONPATH=src python3 benchmarks/serve_throughput.py
 
+(not with ``--target DIR --no-deps .whl/serve/*.whl`` ahead on PYTHONPATH when the wheels hold click: click 8.5
+ahead of the machine's older typer loses every option of `kbench serve`, "No such option: --port", as on the H100
+on 2026-12-06; leave click out of .whl/serve, the machine has one).
+
     PYTHONPATH=src python3 benchmarks/serve_throughput.py --device cpu --candidates 3 --no-timing --out /tmp/st.json  # smoke
 """
 
@@ -82,7 +86,8 @@ def through_service(items, device: str, timing: bool, shape: str, folder: Path) 
     command = [sys.executable, "-m", "kbench", "serve", "--port", str(port), "--job-store", str(folder / "jobs.db"),
                "--device", device, *([] if timing else ["--no-timing"]), "--max-queue", str(max(64, len(items)))]
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=log, stderr=log, env=os.environ | {"PYTHONPATH": str(ROOT / "src")})
+    process = subprocess.Popen(command, stdout=log, stderr=log, env=os.environ | {"PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))})  # where FastAPI was put, kept
     url = f"http://127.0.0.1:{port}"
     try:
         while True:
