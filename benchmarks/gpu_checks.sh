@@ -15,8 +15,7 @@
 # "--no-placed", "--repeat 4" or "--target-rel-error 0 --max-calls 5000"), experts (the expert
 # patches' speedups), null-default and null-fresh (issue 30's null candidates, batch or one at a time; NULL_ARGS such as
 # "--target-rel-error 0.001 --problems level1/relu", "--rounds 8", "--no-placed", "--per-call" or "--lead-us 200"), pause-ramp
-# (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), fingerprint (what the digest of a
-# call's inputs and output costs), kb-matmul (float32 products in KernelBench's formats under both criteria,
+# (what a pause does to the next calls, in one process: RAMP_ARGS such as "--problems level1/relu --repeats 16"), kb-matmul (float32 products in KernelBench's formats under both criteria,
 # benchmarks/kernelbench_matmul_gpu.py; KB_MATMUL_ONLY="naive tiled" for some), throughput
 # (40 CUDA builds in a run), prebuild (PREBUILD_FILES built at once into their build caches by kbench.judge.build,
 # as an evaluation builds them: later steps judging them find them built; `kbench eval`s would take the device in turn).
@@ -74,7 +73,6 @@ with ThreadPoolExecutor(max(1, len(sys.argv) - 1)) as pool:
         print(path, built)' ${PREBUILD_FILES:-} ;;
         build-paths) timeout "$limit" "$PY" benchmarks/build_paths.py ${BUILD_PATHS_ARGS:-} --out "$WORK/build-paths.json" ;;
         pause-ramp) timeout "$limit" "$PY" benchmarks/pause_ramp.py ${RAMP_ARGS:-} --out "$WORK/pause-ramp.json" ;;
-        fingerprint) timeout "$limit" "$PY" benchmarks/fingerprint_cost.py --mib 64 256 2048 --out "$WORK/fingerprint.json" ;;
         *) echo "unknown step $step"; return 2 ;;
     esac
 }

@@ -4,9 +4,9 @@ exploits the trusted-clock rule answers.
 Evaluates each (problem, solution) pair under ``--policy off`` (so every rule's
 measurements are recorded and nothing ends early), once per size and repeat,
 and prints how much longer the judge saw each timed call than the worker's
-clock said (seed sent -> call returned, beyond the reported time) and from the
-call's return to its fingerprints (median ms per call, for the candidate and
-for eager on the same inputs), and the limits the trusted-clock rule allows.
+clock said (the draw asked for -> the output read, beyond the reported time) and its
+steps (draw, go -> done, read; median ms per call, for the candidate and for eager
+on the same inputs), and the limits the trusted-clock rule allows.
 Honest rows set the rule's constants (kbench.judge.trusted.calls.TRUSTED_*): their
 difference must stay under the limit; exploit rows show the margin by which
 work done outside the timed window is seen. Run on a GPU machine:
@@ -22,7 +22,7 @@ import json
 import kbench
 from kbench.judge.trusted.calls import trusted_clock_limit
 
-SPANS = ("excess_ms", "digest_ms")
+SPANS = ("excess_ms", "draw_ms", "go_ms", "read_ms")  # CallDriver's steps of a call's span
 HONEST = [
     ("level1/relu", "src/kbench/suite/examples/relu.py"),
     ("level1/softmax", "src/kbench/suite/examples/softmax.py"),
@@ -51,7 +51,7 @@ def measure(problem: str, solution: str, device: str, size: str, repeat: int, ho
             return row
         limit = trusted_clock_limit(eager, timing["median_ms"], device)
         row[span] = {"candidate": cand, "eager": eager, "difference": cand - eager, "limit": limit,
-                     "caught": cand > limit}
+                     "caught": span == "excess_ms" and cand > limit}  # the rule bounds the whole excess; steps show where
     return row
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from conftest import load_benchmark
@@ -23,7 +22,9 @@ def capture_module():
 class FakeCall:
     kind: str
     clock_ms: float
-    saved: Path | None = None
+    checked: bool = False
+    judge_ms: float = 0.0
+    steps_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class FakeSide:
 def candidate_round(times: list[float], checked: set[int]) -> FakeSeries:
     """A warm-up call, then timed calls; those at ``checked`` (timed positions) saved for a check."""
     return FakeSeries([FakeCall("warmup", 9.0)] + [
-        FakeCall("timed", t, Path(f"call{i}.pt") if i in checked else None) for i, t in enumerate(times)])
+        FakeCall("timed", t, i in checked) for i, t in enumerate(times)])
 
 
 def replay(side: FakeSide, candidate: FakeSeries, eager_times: list[float], module):
@@ -72,9 +73,11 @@ def test_a_call_right_after_a_checked_one_is_marked_and_both_sides_line_up(captu
     capture = capture_module.CallCapture()
     capture._keep(side, candidate_round([1.0, 1.1, 1.2, 1.3], {0, 2}),
                   FakeSeries([FakeCall("timed", t) for t in (0.9, 1.0, 1.1, 1.2)]))
-    [[kept]] = capture.take("level1/relu", [statistics.median([1.0, 1.1, 1.2, 1.3])], 1)
-    assert kept == {"candidate_ms": [1.0, 1.1, 1.2, 1.3], "eager_ms": [0.9, 1.0, 1.1, 1.2],
-                    "after_check": [False, True, False, True], "since_check": [None, 1, 2, 1]}
+    [[kept]] = capture.take("level1/relu", [statistics.median([0.9, 1.0, 1.1, 1.2])], 1)  # eager's, as reported
+    assert {key: kept[key] for key in ("candidate_ms", "eager_ms", "after_check", "since_check")} == {
+        "candidate_ms": [1.0, 1.1, 1.2, 1.3], "eager_ms": [0.9, 1.0, 1.1, 1.2],
+        "after_check": [False, True, False, True], "since_check": [None, 1, 2, 1]}
+    assert [c["checked"] for c in kept["calls"]] == [False, True, False, True, False]  # the warm-up call first
 
 
 def test_what_was_kept_goes_to_its_own_problems_verdict_pair_by_pair_or_not_at_all(capture_module):
@@ -92,7 +95,7 @@ def test_the_judge_is_itself_again_once_the_capture_ends(capture_module):
     capture, restored = replay(FakeSide("level1/relu"), candidate_round([1.0, 2.0, 3.0], {1}), [1.5, 2.5, 3.5],
                                capture_module)
     assert restored
-    [[kept]] = capture.take("level1/relu", [2.0], 1)
+    [[kept]] = capture.take("level1/relu", [2.5], 1)
     assert kept["eager_ms"] == [1.5, 2.5, 3.5] and kept["after_check"] == [False, False, True]
 
 

@@ -29,7 +29,7 @@ from kbench.judge.trusted.calls import (
     trusted_clock_limit,
     trusted_times,
 )
-from kbench.judge.exchange.outputs import check_held, copy_packed, fingerprint, pack_output, unpack_output
+from kbench.judge.exchange.outputs import check_held, copy_packed, pack_output, same_bits, unpack_output
 from kbench.judge.processes.process import WorkerLost
 from kbench.judge.trusted.reference import SeedFeed
 from kbench.judge.protocol.timing import TimingSettings
@@ -358,196 +358,6 @@ def test_a_reported_zero_is_never_a_time():
     assert min(accepted[0]) > 0
 
 
-def test_fingerprint_ties_an_output_to_its_bytes():
-    x = torch.randn(1000)
-    assert fingerprint(x) == fingerprint(x.clone())
-    changed = x.clone()
-    changed[500] += 1e-3
-    assert fingerprint(changed) != fingerprint(x)
-    assert fingerprint(x.view(10, 100)) != fingerprint(x)  # shape counts
-    assert fingerprint([x, 3]) != fingerprint([x, 4])  # so do plain values in the structure
-    swapped = x.clone()
-    swapped[0], swapped[1] = x[1].item(), x[0].item()
-    assert fingerprint(swapped) != fingerprint(x)  # the mixed sum sees order too (outputs)
-
-
-
-def _digest_by_definition(tensor: torch.Tensor) -> tuple[int, int]:
-    """The fingerprint's two numbers as defined: the elements' bytes in the standard order, read as
-    little-endian signed words of the elements' width (at most 8 bytes); their sum, and their sum
-    weighted by position from 1, modulo 2^64."""
-    width = min(tensor.element_size(), 8)
-    data = bytes(tensor.resolve_conj().contiguous().reshape(-1).view(torch.uint8).tolist())
-    words = [int.from_bytes(data[i:i + width], "little", signed=width > 1) for i in range(0, len(data), width)]
-    return sum(words) % 2**64, sum((k + 1) * w for k, w in enumerate(words)) % 2**64
-
-
-def _digest_numbers(digest: str) -> tuple[int, int]:
-    plain, weighted = digest.rsplit("[", 1)[1].rstrip("]").split(", ")
-    return int(plain), int(weighted)
-
-
-DIGEST_CASES = {
-    "float32": lambda: torch.randn(10_000),  # two rows of words and a tail
-    "wrapping-64": lambda: torch.full((9000,), 2**62, dtype=torch.int64),  # 64-bit sums that wrap
-    "wrapping-32": lambda: torch.full((9000,), -2**31, dtype=torch.int32),  # 32-bit words whose sums need 64 bits
-    "half": lambda: torch.randn(8200).half(),  # 16-bit words
-    "bool": lambda: torch.tensor([True, False, True]),  # bytes, a tail only
-    "bytes": lambda: torch.arange(9000, dtype=torch.int16).to(torch.uint8),  # unsigned, as words of one byte are
-    "complex128": lambda: torch.randn(5000, dtype=torch.complex128),  # elements wider than a word
-    "empty": lambda: torch.empty(0),
-    "padded-slice": lambda: torch.randn(300, 50)[:, :37],  # a slice of a padded buffer: gaps, read in place
-    "gaps": lambda: torch.randn(4, 6, 8, 10)[:, 1:5, :, ::2],  # gaps along several dimensions
-    "halo": lambda: torch.randn(2, 3, 12, 12)[:, :, 1:-1, 1:-1],  # a padded image's inside
-    "gaps-4d": lambda: torch.randn(3, 4, 5, 6)[::2, :, ::2, ::2],  # more dimensions apart than a GPU's kernel takes
-    "expanded": lambda: torch.randn(5, 1, 3).expand(5, 7, 3),  # overlaps
-    "gaps-wrapping": lambda: torch.full((64, 9000), 2**62, dtype=torch.int64)[:, 1:],  # with gaps, wrapping
-    "complex128-apart": lambda: torch.randn(20, 20, dtype=torch.complex128)[:, ::2],  # wide elements apart
-    "strided-vector": lambda: torch.randn(20000)[1::3],  # a strided vector: rows of words apart, and a tail
-    "scalar": lambda: torch.tensor(3.5),  # no dimensions
-    "conjugate": lambda: torch.randn(50, dtype=torch.complex64).conj(),  # a lazy conjugate: its values, not its bytes
-}
-
-
-@pytest.mark.parametrize("case", DIGEST_CASES)
-def test_fingerprint_is_the_defined_sums_of_the_bytes(case, monkeypatch):
-    """However the judge sums (rows and columns of a dense tensor, dimension by dimension where it
-    has gaps; numpy on the CPU, PyTorch on a GPU), the reference recomputes the same numbers from
-    the values alone."""
-    from kbench.judge.exchange import outputs
-    tensor = DIGEST_CASES[case]()
-    assert outputs.FINGERPRINT_ROW_WORDS == 4096  # the first cases span rows and a tail only at this width
-    assert _digest_numbers(outputs._tensor_digest(tensor)) == _digest_by_definition(tensor)
-    assert fingerprint(tensor) == fingerprint(tensor.contiguous())
-    monkeypatch.setattr(outputs, "_numpy_sums_by_index", outputs._torch_sums_by_index)  # PyTorch's way, here
-    assert _digest_numbers(outputs._tensor_digest(tensor)) == _digest_by_definition(tensor)
-
-
-def kernel_sums_against_definition() -> dict[str, list]:
-    """For each case whose blocks a GPU's digest kernel takes: its two sums, and the defined ones."""
-    from kbench.judge.exchange import gpu_digest, outputs
-    found = {}
-    for name, make in DIGEST_CASES.items():
-        tensor = make()
-        blocks = outputs._blocks(outputs._words(outputs._plain(tensor)))
-        if all(block.dim() <= 3 for block, _ in blocks):
-            found[name] = [list(gpu_digest.block_sums(blocks)), list(_digest_by_definition(tensor))]
-    return found
-
-
-def test_the_gpu_digest_kernel_is_the_defined_sums_of_the_bytes():
-    """A GPU's blocks go to kbench's own Triton kernel (PyTorch would copy them to int64 first): run
-    here by Triton's interpreter, in a process of its own (its kernels cannot run beside compiled
-    ones), on what it would be given for the same cases."""
-    script = ("import json, runpy; print(json.dumps(runpy.run_path('tests/test_calls.py')"
-              "['kernel_sums_against_definition']()))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TRITON_INTERPRET": "1"}, cwd=Path(__file__).parent.parent)
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.splitlines()[-1])
-    assert {"float32", "wrapping-64", "half", "bytes", "padded-slice", "halo", "strided-vector"} <= set(found)
-    assert "gaps-4d" not in found  # left to PyTorch
-    assert {name: sums for name, (sums, defined) in found.items() if sums != defined} == {}
-
-
-def test_a_dense_tensor_of_any_size_takes_the_digest_kernel_variant_a_worker_warms():
-    """Each tile width is a kernel Triton builds on its first use in a process: every dense
-    tensor's blocks take the one a worker builds at its start (outputs.warm_digest), whatever its
-    size; a view with gaps takes a narrower one only where its rows are short."""
-    from kbench.judge.exchange import gpu_digest, outputs
-
-    def widths(tensor):
-        blocks = outputs._blocks(outputs._words(tensor))
-        return {gpu_digest.column_tile_for(math.prod(b.shape[:-1]), b.shape[-1])
-                for b, _ in blocks}
-
-    for count in (1, 7, 4095, 4096, 4097, 3 * 4096 + 5, 10**6 + 3):
-        assert widths(torch.zeros(count)) == {gpu_digest.COLUMN_TILES[-1]}, count
-    assert widths(outputs._words(torch.zeros(64, 4097))[:, :4096]) == {gpu_digest.COLUMN_TILES[-1]}
-    assert widths(torch.zeros(64, 40)[:, :9]) == {16}
-    assert widths(torch.zeros(64, 400)[:, :100]) == {128}
-
-
-@pytest.mark.gpu
-def test_a_gpu_digest_is_the_cpu_digest_of_the_same_values(monkeypatch):
-    """A worker digests on its GPU; the reference may recompute the digest of its copy elsewhere."""
-    from kbench.judge.exchange import outputs
-    kernel_calls = []
-    kernel = outputs._gpu_block_sums
-    monkeypatch.setattr(outputs, "_gpu_block_sums", lambda blocks: kernel_calls.append(1) or kernel(blocks))
-    different = {}
-    for name, make in DIGEST_CASES.items():
-        tensor = make()
-        on_gpu = _same_view_on_gpu(tensor)
-        assert on_gpu.stride() == tensor.stride() and torch.equal(on_gpu.cpu(), tensor)
-        if fingerprint(on_gpu) != fingerprint(tensor):
-            different[name] = (fingerprint(on_gpu), fingerprint(tensor))
-    assert different == {}
-    assert len(kernel_calls) >= len(DIGEST_CASES) - 3  # all but the empty, 4-d-gaps and expanded ones
-    assert outputs._gpu_block_sums is not None  # it never failed and fell back to PyTorch's sums
-
-
-def test_a_digest_kernel_that_fails_leaves_the_digest_to_pytorch(monkeypatch, capsys):
-    """A Triton that cannot build or launch the kernel on some machine costs speed, never a verdict:
-    PyTorch's sums are the same numbers."""
-    from kbench.judge.exchange import outputs
-
-    def broken(blocks):
-        raise RuntimeError("no compiler here")
-
-    tensor = torch.randn(300, 50)[:, :37]
-    expected = fingerprint(tensor)
-    monkeypatch.setattr(outputs, "_gpu_block_sums", broken)
-    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
-    assert fingerprint(tensor) == expected
-    assert outputs._gpu_block_sums is None and "digest kernel failed" in capsys.readouterr().err
-
-
-def _same_view_on_gpu(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor's whole storage copied to the GPU and viewed as the tensor views it (gaps, offset,
-    a lazy conjugate), where ``.cuda()`` would make a tensor with gaps contiguous."""
-    if tensor.is_conj():
-        return _same_view_on_gpu(tensor.conj()).conj()
-    storage = torch.empty(0, dtype=tensor.dtype).set_(tensor.untyped_storage())
-    return storage.cuda().as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
-
-
-def test_fingerprint_of_bytes_at_an_odd_offset_is_that_of_the_same_bytes_elsewhere():
-    """An honest output may be a view at any offset (``buffer[1:]``); handed over or saved, the same
-    bytes lie elsewhere, and their digest must not depend on where."""
-    base = torch.randn(9001)
-    for view in (base[1:], base[3:8998], base.half()[5:], base.double()[7:]):
-        assert view.storage_offset() % 2
-        assert fingerprint(view) == fingerprint(view.clone())
-    changed = base[1:].clone()
-    changed[-1] += 1.0  # in the words past the last whole row
-    assert fingerprint(changed) != fingerprint(base[1:])
-
-
-@pytest.mark.parametrize("make", [lambda: torch.randn(1 << 20), lambda: torch.randn(1 << 20, dtype=torch.float64),
-                                  lambda: torch.randn(1024, 1030)[:, 3:1027], lambda: torch.randn(1 << 21)[::2]],
-                         ids=["float32", "float64", "padded-slice", "strided-vector"])
-def test_fingerprinting_copies_no_more_than_a_sliver_of_the_tensor(make):
-    """A worker fingerprints every timed call's inputs and output, inside the span the trusted clock
-    compares: on the CPU a whole-tensor copy in the digest (as PyTorch makes to sum narrower integers
-    into int64) cost 17 times a read, and CI's whole suite twice its time."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class LargestResult(TorchDispatchMode):
-        largest = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            result = func(*args, **(kwargs or {}))
-            for leaf in result if isinstance(result, (tuple, list)) else [result]:
-                if isinstance(leaf, torch.Tensor) and leaf.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
-                    LargestResult.largest = max(LargestResult.largest, leaf.numel() * leaf.element_size())
-            return result
-
-    x = make()
-    with LargestResult():
-        fingerprint(x)
-    assert LargestResult.largest <= x.numel() * x.element_size() // 64
-
 LAYOUTS = {
     "transposed": lambda x: x.view(64, 48).t(),
     "channels-last": lambda x: x.view(2, 3, 8, 64).contiguous(memory_format=torch.channels_last),
@@ -557,40 +367,31 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_a_dense_output_in_any_layout_is_fingerprinted_in_place(layout, monkeypatch):
-    """The judge's own fingerprinting is inside the trusted clock's window: a copy to the
-    standard layout would make an honest channels-last or transposed output look like work
-    outside the timed call (two honest solutions were rejected so on the H200)."""
+def test_a_dense_output_in_any_layout_is_packed_in_its_own_order(layout, monkeypatch):
+    """A call's output is packed inside the judge's clock's window: a copy to the standard layout
+    would make an honest channels-last or transposed output look like work outside the timed call
+    (two honest solutions were rejected so on the H200). It comes back with its values and its layout."""
     out = LAYOUTS[layout](torch.randn(3072))
-    standard = out.contiguous()
-    assert torch.equal(out, standard)
     monkeypatch.setattr(torch.Tensor, "contiguous", lambda *a, **k: pytest.fail("copied to the standard layout"))
-    digest = fingerprint(out)
-    monkeypatch.undo()
-    assert digest == fingerprint(out.clone())  # clone keeps a dense tensor's layout
-    if not out.is_contiguous():
-        assert digest != fingerprint(standard)  # the same values, laid out otherwise: the order is in the digest
-    changed = out.clone()
-    changed[(0,) * changed.dim()] += 1.0
-    assert fingerprint(changed) != digest
     layout_, tensors = pack_output(out)
     buffer = torch.zeros(layout_["nbytes"], dtype=torch.uint8)
     copy_packed(tensors, buffer)
+    monkeypatch.undo()
     back = unpack_output(json.loads(json.dumps(layout_)), buffer)
-    assert torch.equal(back, out) and fingerprint(back) == digest  # handed over, it checks out
+    assert torch.equal(back, out) and same_bits(back, out)
+    assert back.is_contiguous() == out.is_contiguous()
 
 
-def test_fingerprinting_keeps_no_tensor_alive():
-    """A worker fingerprints every call's inputs and output: anything that keeps
-    them alive past the call (a reference cycle waits for the garbage collector)
-    piles up gigabytes on a GPU."""
+def test_packing_keeps_no_tensor_alive():
+    """Every call's inputs and output are packed: anything that keeps them alive past the call
+    (a reference cycle waits for the garbage collector) piles up gigabytes on a GPU."""
     gc.disable()
     try:
         x = torch.randn(64)
         alive = weakref.ref(x)
-        fingerprint({"a": [x, (x,)]})
-        fingerprint([x], "inputs")
-        del x
+        layout, tensors = pack_output({"a": [x, (x,)]})
+        copy_packed(tensors, torch.zeros(layout["nbytes"], dtype=torch.uint8))
+        del x, tensors
         assert alive() is None
     finally:
         gc.enable()
@@ -623,7 +424,7 @@ def test_a_packed_output_unpacks_to_the_same_values_and_structure():
     buffer = torch.zeros(layout["nbytes"], dtype=torch.uint8)
     copy_packed(tensors, buffer)
     back = unpack_output(json.loads(json.dumps(layout)), buffer)  # the layout travels as JSON
-    assert fingerprint(back) == fingerprint(out)
+    assert same_bits(back, out)
     assert isinstance(back, tuple) and isinstance(back[2], list) and back[1]["a"] == 3
     assert back[0].data_ptr() != buffer.data_ptr() and not back[0]._is_view()  # a copy of its own
 
@@ -662,20 +463,17 @@ def test_a_descriptor_crosses_the_handles_socket_and_a_missing_one_is_none():
     judge.close()
 
 
-def test_the_digest_reads_on_one_cpu_thread_and_gives_the_threads_back(monkeypatch):
-    """On a busy machine a digest split over two threads waited tens of milliseconds for the
-    unscheduled one, inside the trusted clock's window (docs/guard.md); the call keeps its threads."""
-    import kbench.judge.exchange.outputs as outputs
-
-    seen, digest = [], outputs._tensor_digest
-    monkeypatch.setattr(outputs, "_tensor_digest", lambda t: seen.append(torch.get_num_threads()) or digest(t))
+def test_copies_on_the_cpu_run_on_one_thread_and_give_the_threads_back(monkeypatch):
+    """On a busy machine a copy split over two threads waited tens of milliseconds for the
+    unscheduled one, inside the judge's clock's window; the call keeps its threads."""
+    seen, copy = [], torch.Tensor.copy_
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, other: seen.append(torch.get_num_threads()) or copy(self, other))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        first = fingerprint([torch.arange(10.0), torch.ones(3)])
+        layout, tensors = pack_output([torch.arange(10.0), torch.ones(3)])
+        copy_packed(tensors, torch.zeros(layout["nbytes"], dtype=torch.uint8))
         assert seen == [1, 1] and torch.get_num_threads() == 2
-        torch.set_num_threads(1)
-        assert fingerprint([torch.arange(10.0), torch.ones(3)]) == first  # the same digest on any thread count
     finally:
         torch.set_num_threads(before)
 

@@ -43,8 +43,8 @@ def test_a_spare_pair_judges_and_a_build_made_in_it_comes_back_warm(tmp_path, mo
 
 
 def test_a_solutions_cache_never_writes_over_what_the_spare_built_as_it_started(tmp_path, monkeypatch):
-    """A spare's candidate worker builds the digest kernel in its build folder as it starts, and has
-    its launcher loaded from there: the solution's cache, copied in when the spare is taken, adds
+    """A spare's candidate worker may build a kernel in its build folder as it starts, and have its
+    launcher loaded from there: the solution's cache, copied in when the spare is taken, adds
     what is missing and leaves those files as they are (written over, a loaded library crashed
     every later worker pair on the H200)."""
     monkeypatch.setenv("KBENCH_CACHE", str(tmp_path))

@@ -376,10 +376,15 @@ class _Evaluation:
         """A series of the candidate's calls, driven from here (kbench.judge.trusted.calls), their inputs drawn
         and their outputs read by the reference, each call the judge picks checked by the reference
         right after its read (``on_check`` told first)."""
-        def check(call: Call) -> Comparison:
+        def check(call: Call) -> Comparison:  # the output is right (ReferenceSide.check_call); the truth: see there
             on_check(call)
-            return self._check_call(reference, call, f"checking call {call.index} of {what}",
-                                    checks.every and call.index == 0)
+            answer, findings = self.reference_side.check_call(reference, call, self.problem.tolerance,
+                                                              f"checking call {call.index} of {what}",
+                                                              truth_on_pass=checks.every and call.index == 0)
+            self.handover.add("device" if self.device.startswith("cuda") else "shared memory")
+            self.record["tolerance"].update(answer["tolerance"])
+            self._consider(findings)
+            return Comparison(**answer["comparison"])
 
         driver = CallDriver(settings, seeds, checks, self.deadline - CHECK_MARGIN_SECONDS, on_call, check,
                             on_finding=lambda finding: self._consider([finding]), record=record,
@@ -406,19 +411,6 @@ class _Evaluation:
         if self.reference_side.fails_alone(self.reference_size):
             raise failure from None
         return "rejected", f"reference-interference: {failure}; alone, with the candidate's process gone, it did not"
-
-    def _check_call(self, reference: Worker, call: Call, what: str, truth_on_pass: bool) -> Comparison:
-        """The reference checks the output of a call it read: the output is right. The float64 truth
-        is measured on a series' first trial (``truth_on_pass``: the verdict's errors against it);
-        every other check asks for it only where the reference's own output rejects a value, the one
-        place it decides (compare_outputs)."""
-        answer = self.reference_side.check_call(reference, call, self.problem.tolerance, what, truth_on_pass)
-        self.handover.add("device" if self.device.startswith("cuda") else "shared memory")
-        self.record["tolerance"].update(answer["tolerance"])
-        if answer.get("inputs_changed") is True:  # the reference's own reading of the shared inputs
-            self._consider([Finding("input-mutated", f"call {call.index}: the shared inputs after the call are not "
-                                    "those the trusted side drew (changed during forward)")])
-        return Comparison(**answer["comparison"])
 
     # --- the guard's judge-side rules -------------------------------------
     def _consider(self, findings: list[Finding]) -> None:

@@ -4,8 +4,8 @@ Each call's inputs go from the reference worker to the candidate's process, and
 its output back, through memory the reader maps and copies itself: ``buffers``
 (sealed ``memfd`` on a CPU), ``vmm`` (CUDA virtual memory handed over by file
 descriptor), ``outputs`` (a call's tensors packed into that memory, the reader's
-copy, the fingerprint and the reference's check of the copy, ``check_held``),
-``gpu_digest`` (the fingerprint's sums on a GPU). Answers travel on pipes as the
+copy, and the reference's checks: of the copy, ``check_held``, and of the shared
+inputs, ``same_bits``). Answers travel on pipes as the
 worker's own JSON (``wire``), a failure with the phase it happened in
 (``failure``).
 

@@ -148,8 +148,8 @@ class Spares:
 
 def _copy_if_absent(source: str, destination: str) -> str:
     """Copy a file of a solution's build cache into a spare's build folder, unless the spare has
-    it already: its worker built the digest kernel there as it started (kbench.judge.worker.session), and
-    has the kernel's launcher loaded from it; writing over a loaded library crashes the worker.
+    it already: its worker may have compiled a kernel there by then (Triton writes its cache and
+    launchers there) and have it loaded; writing over a loaded library crashes the worker.
     Whatever both hold is the same (Triton's cache is keyed by content). Written whole under
     another name first, so that a worker still starting never reads half a file."""
     if not os.path.lexists(destination):

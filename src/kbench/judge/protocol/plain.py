@@ -1,7 +1,7 @@
 """What a plain output is: data computed by the time its call returned.
 
 Every judged call's output is inspected inside its clock (``timing.TimedCall``),
-before the fingerprint or a save could touch it: a tensor subclass or any
+before it is packed for the reference: a tensor subclass or any
 other object standing in for data could do its computing when first touched,
 after the clock stopped. Only exact types are read here, so nothing the
 candidate defined runs while the output is inspected.

@@ -144,7 +144,7 @@ def leaves(obj: Any, path: str = "output") -> tuple[list[tuple[str, Any]], list[
 
     Walked with an explicit stack: a recursive closure would be a reference
     cycle holding every leaf (gigabytes of tensors) until the garbage collector
-    happens to run, and a worker's every call fingerprints its outputs."""
+    happens to run, and every call's output and inputs are walked."""
     found: list[tuple[str, Any]] = []
     shape: list[str] = []
     pending: list[tuple[str, Any]] = [(path, obj)]

@@ -317,13 +317,18 @@ class ReferenceSide:
                 series.setdefault(column, []).append(measured)
 
     def check_call(self, reference: Worker, call: Call, tolerance: dict[str, Any], what: str,
-                   truth_on_pass: bool = True) -> dict[str, Any]:
-        """The reference's check of the call whose output it read last (kbench.judge.exchange.outputs.check_held)."""
+                   truth_on_pass: bool = True) -> tuple[dict[str, Any], list[Finding]]:
+        """The reference's check of the call whose output it read last (kbench.judge.exchange.outputs.check_held),
+        and what it found of the call's inputs. The float64 truth is asked for ``truth_on_pass`` (a series'
+        first trial: the verdict's errors against it), else only where the reference's own output rejects
+        a value, the one place it decides (compare_outputs)."""
         message = {"op": "compare", "seed": call.seed, "candidate_devices": call.devices or {}, "tolerance": tolerance,
                    "correctness": self.correctness, "truth_on_pass": truth_on_pass}
         answer = self.ask(reference, what, message)
         self.truth.add(answer["comparison"])
-        return answer
+        changed = answer.get("inputs_changed") is True  # the reference's own reading of the shared inputs
+        return answer, [Finding("input-mutated", f"call {call.index}: the shared inputs after the call are not those "
+                                "the trusted side drew (changed during forward)")] if changed else []
 
     def fails_alone(self, size: str) -> bool:
         """Whether a fresh reference worker, alone, fails to load the problem at

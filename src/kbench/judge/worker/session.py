@@ -76,7 +76,7 @@ from kbench.judge.worker.loading import (
 )
 from kbench.judge.exchange.buffers import Inbox, Outbox
 from kbench.judge.exchange.outputs import (
-    check_held, copy_packed, describe_devices, pack_output, same_bits, unpack_output, warm_digest,
+    check_held, copy_packed, describe_devices, pack_output, same_bits, unpack_output,
 )
 from kbench.judge.protocol.quiet import launch_round_trips_ms
 from kbench.judge.trusted.truth import Truth
@@ -427,13 +427,12 @@ def _die_with_the_judge() -> None:
 
 
 def _warm_up(device: str) -> None:
-    """Make the device's CUDA context and the digest kernel now, while the worker waits for its
-    first command (a worker started ahead of need, kbench.judge.processes.spares, is then ready at once)."""
+    """Make the device's CUDA context now, while the worker waits for its first command (a worker
+    started ahead of need, kbench.judge.processes.spares, is then ready at once)."""
     try:
         if device.startswith("cuda") and torch.cuda.is_available():
             torch.cuda.set_device(torch.device(device))
             torch.empty(1, device=device)
-            warm_digest(torch.device(device))
     except Exception:  # noqa: BLE001 - ``load`` meets the same fault and says whose it is
         pass
 
