@@ -27,7 +27,7 @@ from kbench.judge.processes import background
 from kbench.judge.trusted import tracebacks
 from kbench.judge.trusted.answers import failure_phase, recorded_call, reported_findings, seconds
 from kbench.judge.trusted.baselines import CachedBaseline, check_columns, default_cache_path
-from kbench.judge.trusted.calls import Call, CallDriver, Checks, ProtocolViolation, trusted_times
+from kbench.judge.trusted.calls import Call, CallDriver, Checks, ProtocolViolation, accepted_medians, trusted_times
 from kbench.judge.trusted.compare import DEFAULT_CRITERION, Comparison, check_criterion
 from kbench.judge.confirmation import confirmed
 from kbench.judge.processes.devices import gpu_turn, resolve_device
@@ -317,7 +317,8 @@ class _Evaluation:
                         self._consider(side.quiet_gpu_findings(reference))
                         side.replay_round(workers, timed, base_rounds, base_series, index, trusted_by=reference)
                     columns_ms = {column: [r["median_ms"] for r in each] for column, each in base_rounds.items()}
-                    if index < rounds - 1 and plan.enough([t.timing.median_ms for t in cand_rounds], columns_ms):
+                    cand_ms = accepted_medians(cand_rounds, base_series["eager"], self.device)  # as the verdict has them
+                    if index < rounds - 1 and plan.enough(cand_ms, columns_ms):
                         candidate.assert_quiet()  # stopped since its round: closed without running again
                         candidate.close()
                         break

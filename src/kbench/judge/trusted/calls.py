@@ -422,6 +422,14 @@ def trusted_times(candidate: list[list[Call]], eager: list[list[Call]],
     return accepted, measured, findings
 
 
+def accepted_medians(candidate: list[Any], eager: list[Any], device: str) -> list[float]:
+    """Each round's median of the times the judge accepts (``trusted_times``), from each round's
+    series of the candidate and of eager (whose ``timed()`` are its timed calls): the rounds the
+    verdict reports, so the ones its stopping rule reads while the rounds go on."""
+    accepted = trusted_times([s.timed() for s in candidate], [s.timed() for s in eager], device)[0]
+    return [statistics.median(times) for times in accepted]
+
+
 MIN_CALL_MS = 1e-6  # a call's time is never taken as zero (a speedup divides by it)
 # The flag says that calls were timed by the judge's clock only where that moved the candidate's median
 # time by more than this: a few calls of an honest solution delayed by a busy machine change nothing.
