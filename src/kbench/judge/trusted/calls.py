@@ -233,11 +233,11 @@ class CallDriver:
             if self.trusted is None:
                 self._step = "read"
                 return {"read": {"layout": done["layout"]}}
-            read = self.trusted.read(done)
+            self.trusted.read(done)
             received = time.monotonic()
         else:
-            read = _fields(report["read"], "read")
-        return self._read(read, received)
+            _fields(report["read"], "read")  # nothing in it decides anything; a malformed one breaks the protocol
+        return self._read(received)
 
     def _next_kind(self) -> str | None:
         if self.kinds is not None:
@@ -289,7 +289,7 @@ class CallDriver:
                                         "stopped)"))
         return done
 
-    def _read(self, read: dict[str, Any], received: float) -> dict[str, Any]:
+    def _read(self, received: float) -> dict[str, Any]:
         """The open call's output read by the trusted side: the judge's clock for it stops; the
         call is counted, checked if the judge picks it, and the next one handed out."""
         call = self.open
